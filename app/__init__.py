@@ -1,0 +1,1 @@
+"""designlab web app, CLI, persistence and grading."""

@@ -1,0 +1,154 @@
+"""Read and write the YAML contracts (design, scenario) with errors that name file, line and field.
+
+YAML is parsed with PyYAML's safe loader only. Every mapping key and value keeps the line it came
+from, so a pydantic error location such as ``("event_log", "partitions")`` is reported as
+``design.yaml:14: event_log.partitions: Input should be greater than or equal to 1``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from simulator.design import Design
+from simulator.errors import FieldError, InputFileError
+from simulator.scenario import Scenario
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 32
+Lines = dict[tuple[str | int, ...], int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    """Safe loader that records the 1-based line of every node, keyed by its path."""
+
+
+def _walk(node: yaml.Node, path: tuple[str | int, ...], lines: Lines, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise yaml.YAMLError(f"nesting deeper than {MAX_DEPTH} levels")
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line)
+            lines[path + (name,)] = key.start_mark.line + 1
+            _walk(value, path + (name,), lines, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, path + (i,), lines, depth + 1)
+
+
+def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
+    """Parse YAML text safely; return the data and a map from key path to line number.
+
+    Raises InputFileError for a file over MAX_FILE_BYTES, a syntax error, aliases (a YAML bomb
+    defence: anchors are refused), or nesting deeper than MAX_DEPTH.
+    """
+    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise InputFileError([FieldError(filename, None, "", f"file larger than {MAX_FILE_BYTES} bytes")])
+    try:
+        node = yaml.compose(text, Loader=_LineLoader)
+        if node is None:
+            return None, {}
+        lines: Lines = {}
+        _walk(node, (), lines, 0)
+        if "*" in text and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=_LineLoader)):
+            raise InputFileError([FieldError(filename, None, "", "YAML aliases (*name) are not allowed")])
+        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark else None
+        raise InputFileError([FieldError(filename, line, "", f"YAML syntax: {exc.problem}")]) from exc
+    except yaml.YAMLError as exc:
+        raise InputFileError([FieldError(filename, None, "", f"YAML: {exc}")]) from exc
+    return data, lines
+
+
+def line_of(lines: Lines, loc: tuple[str | int, ...]) -> int | None:
+    """The line of the deepest existing prefix of ``loc`` (a missing field points at its parent)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+_TYPE_TAGS = {"int", "float", "str", "bool", "list", "dict", "none"}
+
+
+def _clean_loc(loc: tuple[str | int, ...], data: Any, lines: Lines) -> tuple[str | int, ...]:
+    """Drop the union-member tags pydantic adds to a location (``worker_crash``, ``int``)."""
+    kept: tuple[str | int, ...] = ()
+    node = data
+    for part in loc:
+        is_tag = (
+            isinstance(part, str)
+            and kept + (part,) not in lines
+            and (
+                part in _TYPE_TAGS
+                or "[" in part
+                or part.startswith("function-")
+                or (isinstance(node, dict) and node.get("kind") == part)
+            )
+        )
+        if is_tag:
+            continue
+        kept += (part,)
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            node = None
+    return kept
+
+
+def validation_errors(
+    exc: ValidationError, filename: str, lines: Lines, data: Any = None
+) -> list[FieldError]:
+    """Turn every pydantic error into a FieldError naming file, line and dotted field."""
+    out = []
+    for err in exc.errors():
+        loc = _clean_loc(tuple(err["loc"]), data, lines)
+        field = ".".join(str(p) for p in loc)
+        out.append(FieldError(filename, line_of(lines, loc), field, err["msg"]))
+    return out
+
+
+def load_model(model: type[M], text: str, filename: str) -> M:
+    """Validate YAML text as ``model``; raise InputFileError listing all errors with lines."""
+    data, lines = parse_yaml(text, filename)
+    if not isinstance(data, dict):
+        raise InputFileError([FieldError(filename, 1, "", "expected a mapping at the top level")])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputFileError(validation_errors(exc, filename, lines, data)) from exc
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 file; raise InputFileError (not OSError) when it cannot be read."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise InputFileError([FieldError(str(path), None, "", f"file larger than {MAX_FILE_BYTES} bytes")])
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError([FieldError(str(path), None, "", f"cannot read: {exc}")]) from exc
+
+
+def load_design(path: Path) -> Design:
+    """Load a design file; raise InputFileError naming file, line and field of every problem."""
+    return load_model(Design, read_text(path), str(path))
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Load a scenario file; raise InputFileError naming file, line and field of every problem."""
+    return load_model(Scenario, read_text(path), str(path))
+
+
+def dump_yaml(model: BaseModel) -> str:
+    """Serialise a design or scenario as YAML in field order (enums as their values)."""
+    return yaml.safe_dump(model.model_dump(mode="json"), sort_keys=False, allow_unicode=True)

@@ -1,0 +1,120 @@
+"""What a simulation returns: metrics, cost and time series (part of contract 3).
+
+Counts are step events unless the name says otherwise; times are seconds; rates are step events
+per second (``_eps``); money is US dollars per month (``_usd``).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GroupMetrics(_Out):
+    """One consumer group's figures."""
+
+    arrivals: int
+    processed: int
+    capacity_eps: float
+    utilisation: float
+    lag_total_max: int
+    busy_partitions_max: int
+    instances_alive_min: int
+
+
+class Metrics(_Out):
+    """The simulator's figures (the top-level keys of ``metrics`` in the result JSON)."""
+
+    arrivals: int = Field(description="Step events produced to the log.")
+    processed: int = Field(description="Step events whose processing completed (first time).")
+    throughput_eps: float
+    capacity_eps: float = Field(description="Busy-able partitions / mean step time, bottleneck group.")
+    utilisation: float = Field(description="Offered load / capacity of the bottleneck group (0..).")
+    lag_total_max: int = Field(description="Largest total consumer lag seen, in step events.")
+    backlog_peak: int
+    drain_seconds: float | None = Field(
+        description="Seconds from the end of the last fault until lag is back to its normal level."
+    )
+    drain_note: str | None = None
+    latency_p50_s: float
+    latency_p95_s: float
+    latency_p99_s: float
+    in_flight_mean: float = 0.0
+    redelivered: int = 0
+    duplicate_effects: int = 0
+    lost: int = 0
+    dead_lettered: int = 0
+    order_violations: int = 0
+    rebalances: int = 0
+    model_calls: int = 0
+    model_calls_repeated: int = 0
+    tokens: int = 0
+    tokens_repeated: int = 0
+    http_429s: int = 0
+    wrong_model_version_served: int = 0
+    fallback_calls: int = 0
+    state_writes_lost: int = 0
+    state_writes_rebuilt: int = 0
+    saga_compensations: int = 0
+    sagas_to_human_queue: int = 0
+    producer_blocked_seconds: float = 0.0
+    by_group: dict[str, GroupMetrics] = Field(default_factory=dict)
+
+
+class FaultWindow(_Out):
+    """When a fault was active, for shading a chart."""
+
+    kind: str
+    start_s: float
+    end_s: float
+
+
+class Timeseries(_Out):
+    """Sampled every ``interval_seconds``; every list has one value per sample time ``t_s``."""
+
+    interval_seconds: float
+    t_s: list[float]
+    lag_total: list[int]
+    lag_worst_partition: list[int]
+    arrivals_eps: list[float]
+    throughput_eps: list[float]
+    in_flight: list[int]
+    errors: list[int]
+    partition_lag_max: list[int] = Field(
+        default_factory=list, description="Per partition of the agent topic, the largest lag seen."
+    )
+
+
+class CostLine(_Out):
+    """One component's monthly cost."""
+
+    component: str
+    monthly_usd: float
+    detail: str
+
+
+class Cost(_Out):
+    """Monthly cost against the budget (filled when a pricing catalog is given)."""
+
+    monthly_usd: float
+    budget_usd: float
+    by_component: dict[str, float]
+    lines: list[CostLine] = Field(default_factory=list)
+
+
+class SimulationResult(_Out):
+    """The result of ``simulator.simulate``; byte-identical JSON for the same inputs."""
+
+    simulator_version: str
+    scenario: str
+    seed: int
+    duration_seconds: float
+    metrics: Metrics
+    cost: Cost | None = None
+    timeseries: Timeseries
+    fault_windows: list[FaultWindow] = Field(default_factory=list)
+    truncated: bool = Field(False, description="True when a bound on events or wall time cut it.")
+    notes: list[str] = Field(default_factory=list)

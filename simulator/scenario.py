@@ -1,0 +1,205 @@
+"""The scenario file (contract 2): the load, its duration and seed, and the faults to inject.
+
+Times are seconds from the start of the simulated window. A scenario drives either whole runs
+(``load.runs_per_second``; each run fans out into model calls, tool calls and state writes) or,
+for single-stage exercises such as the worked sizing example, step events straight into the agent
+consumer group (``load.step_events_per_second``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_DURATION_SECONDS = 7 * 24 * 3600
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepTime(_Part):
+    """A step-time distribution in seconds.
+
+    constant: always ``mean_seconds``; exponential: mean ``mean_seconds``; lognormal: mean
+    ``mean_seconds`` with shape ``sigma`` (the underlying normal's standard deviation).
+    """
+
+    distribution: Literal["constant", "exponential", "lognormal"] = "lognormal"
+    mean_seconds: float = Field(gt=0, le=3600)
+    sigma: float = Field(0.5, ge=0, le=3)
+
+
+class StepTimes(_Part):
+    """Step-time distributions per kind of step event."""
+
+    agent_step: StepTime = Field(default_factory=lambda: StepTime(mean_seconds=2.0))
+    tool_call: StepTime = Field(default_factory=lambda: StepTime(mean_seconds=0.5))
+    state_write: StepTime = Field(
+        default_factory=lambda: StepTime(distribution="exponential", mean_seconds=0.01)
+    )
+
+
+class FanOut(_Part):
+    """Step events one run produces (seed 003: about 20 model calls, 12 tool calls, 40 writes)."""
+
+    model_calls: int = Field(20, ge=0, le=10_000)
+    tool_calls: int = Field(12, ge=0, le=10_000)
+    state_writes: int = Field(40, ge=0, le=10_000)
+    uncapped_peer_multiplier: float = Field(
+        2.5,
+        ge=1,
+        le=100,
+        description="Peer agents without a fan-out cap spawn this many times the planned calls.",
+    )
+
+    @property
+    def step_events_per_run(self) -> int:
+        """Step events per run: model calls + tool calls + state writes (72 by default)."""
+        return self.model_calls + self.tool_calls + self.state_writes
+
+
+class Tokens(_Part):
+    """Tokens per model call."""
+
+    input_per_call: int = Field(1500, ge=0, le=10_000_000)
+    output_per_call: int = Field(300, ge=0, le=10_000_000)
+
+
+class Tenants(_Part):
+    """Runs belong to tenants with a Zipf spread (rank k has weight 1 / k**zipf_s)."""
+
+    count: int = Field(200, ge=1, le=1_000_000)
+    zipf_s: float = Field(1.1, ge=0, le=5)
+
+
+class ProfileBlock(_Part):
+    """A block of hours in the day at one load."""
+
+    hours: float = Field(gt=0, le=24)
+    runs_per_second: float = Field(ge=0, le=10_000)
+
+
+class MonthlyRepeats(_Part):
+    """Incidents per day that cause repeated work, multiplied out by the cost model."""
+
+    deploys_per_day: float = Field(1, ge=0, le=1000)
+    worker_crashes_per_day: float = Field(0.5, ge=0, le=1000)
+    rebalances_per_day: float = Field(4, ge=0, le=100_000)
+    provider_outage_minutes_per_month: float = Field(30, ge=0, le=43_200)
+
+
+class Load(_Part):
+    """Offered load: runs (fanning out) or step events per second directly."""
+
+    runs_per_second: float | None = Field(0.5, ge=0, le=10_000)
+    step_events_per_second: float | None = Field(None, ge=0, le=1_000_000)
+    arrivals: Literal["poisson", "even"] = "poisson"
+    fan_out: FanOut = Field(default_factory=FanOut)
+    step_time: StepTimes = Field(default_factory=StepTimes)
+    tokens: Tokens = Field(default_factory=Tokens)
+    tenants: Tenants = Field(default_factory=Tenants)
+    daily_profile: list[ProfileBlock] = Field(
+        default_factory=lambda: [
+            ProfileBlock(hours=3, runs_per_second=0.5),
+            ProfileBlock(hours=21, runs_per_second=0.1),
+        ],
+        description="Blocks that add up to 24 h; the cost model prices a month of them.",
+    )
+    days_per_month: float = Field(30, gt=0, le=31)
+    repeats: MonthlyRepeats = Field(default_factory=MonthlyRepeats)
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> Load:
+        if (self.runs_per_second is None) == (self.step_events_per_second is None):
+            raise ValueError("give exactly one of runs_per_second and step_events_per_second")
+        total = sum(b.hours for b in self.daily_profile)
+        if self.daily_profile and abs(total - 24) > 1e-6:
+            raise ValueError(f"daily_profile hours add up to {total:g}, not 24")
+        return self
+
+
+class _Fault(_Part):
+    at_seconds: float = Field(0, ge=0, le=MAX_DURATION_SECONDS)
+
+
+class WorkerCrash(_Fault):
+    """Instances of a consumer group stop for ``duration_seconds``; uncommitted work is redelivered.
+
+    ``instances`` is a count (the first N members) or "all". ``mid_batch`` kills them with a
+    fetched batch half done.
+    """
+
+    kind: Literal["worker_crash"]
+    group: Literal["agent", "tool", "state"] = "agent"
+    instances: int | Literal["all"] = "all"
+    duration_seconds: float = Field(180, ge=0, le=MAX_DURATION_SECONDS)
+    mid_batch: bool = True
+
+
+class Rebalance(_Fault):
+    """A member joins or leaves: partitions are revoked and reassigned."""
+
+    kind: Literal["rebalance"]
+    group: Literal["agent", "tool", "state"] = "agent"
+    pause_seconds: float = Field(5, ge=0, le=3600)
+
+
+class StateFailover(_Fault):
+    """The state store's primary is lost; writes fail until the design's failover completes."""
+
+    kind: Literal["state_failover"]
+
+
+class ProviderOutage(_Fault):
+    """A model provider answers nothing but errors for ``duration_seconds``."""
+
+    kind: Literal["provider_outage"]
+    provider: Literal["primary", "fallback"] = "primary"
+    duration_seconds: float = Field(600, gt=0, le=MAX_DURATION_SECONDS)
+
+
+class BrokerLoss(_Fault):
+    """Brokers of the event log are lost for ``duration_seconds`` (unflushed writes may vanish)."""
+
+    kind: Literal["broker_loss"]
+    brokers: int = Field(1, ge=1, le=64)
+    duration_seconds: float = Field(300, gt=0, le=MAX_DURATION_SECONDS)
+
+
+class Poison(_Fault):
+    """A fraction of events fail on every attempt (a schema or validation failure)."""
+
+    kind: Literal["poison"]
+    rate: float = Field(0.0001, gt=0, le=1, description="Fraction of events that are poison.")
+    group: Literal["agent", "tool", "state"] = "agent"
+
+
+class ConsumerPause(_Fault):
+    """A consumer group stops for ``duration_seconds`` (hours, typically), then replays."""
+
+    kind: Literal["consumer_pause"]
+    group: Literal["agent", "tool", "state"] = "agent"
+    duration_seconds: float = Field(48 * 3600, gt=0, le=30 * 24 * 3600)
+
+
+Fault = Annotated[
+    WorkerCrash | Rebalance | StateFailover | ProviderOutage | BrokerLoss | Poison | ConsumerPause,
+    Field(discriminator="kind"),
+]
+
+
+class Scenario(_Part):
+    """A scenario (contract 2, ``version: 1``)."""
+
+    version: Literal[1] = 1
+    name: str = Field(min_length=1, max_length=64)
+    description: str = Field("", max_length=2000)
+    duration_seconds: float = Field(900, gt=0, le=MAX_DURATION_SECONDS)
+    deterministic: bool = Field(
+        False, description="Evenly spaced arrivals and constant step times (closed-form checks)."
+    )
+    seed: int = Field(1, ge=0, le=2**63 - 1)
+    load: Load = Field(default_factory=Load)
+    faults: list[Fault] = Field(default_factory=list, max_length=64)
