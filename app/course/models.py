@@ -74,6 +74,11 @@ class Step(_Doc):
     decisions: list[Decision] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     recap: str = ""
+    figures: dict[str, str] = Field(
+        default_factory=dict,
+        description="Named expressions (same names as a check's expr) evaluated against the reference "
+        "design and the step's scenario; narrative.md shows them as {{ figures.name }}.",
+    )
 
 
 class KnownBad(_Doc):
