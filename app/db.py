@@ -1,0 +1,79 @@
+"""Database engine, sessions and migrations (SQLite by default, PostgreSQL via DATABASE_URL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def _ensure_sqlite_dir(url: str) -> None:
+    """Create the folder of a SQLite file (``var/`` by default) so the first start just works."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An Engine for ``url``; SQLite gets foreign keys on and a 5 s busy timeout."""
+    _ensure_sqlite_dir(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """A session factory bound to ``engine`` (objects stay readable after commit)."""
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """Yield a session; commit when the caller finishes cleanly, roll back on an exception."""
+    with factory() as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic configuration for app/migrations pointing at ``url`` (no alembic.ini needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade(url: str) -> None:
+    """Apply every migration up to head on the database at ``url`` (idempotent)."""
+    _ensure_sqlite_dir(url)
+    command.upgrade(alembic_config(url), "head")
+
+
+def database_status(engine: Engine) -> dict[str, str]:
+    """For /healthz: ``{"status": "ok", "revision": R}`` or ``{"status": "error", "error": E}``."""
+    try:
+        with engine.connect() as conn:
+            revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except Exception as exc:  # any driver error means the database is not usable
+        return {"status": "error", "error": type(exc).__name__}
+    return {"status": "ok", "revision": str(revision)}

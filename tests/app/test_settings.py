@@ -1,0 +1,46 @@
+"""Settings: defaults a newcomer can run with, and a default secret refused outside development."""
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from app.settings import DEFAULT_SECRET_KEY, Settings
+
+
+def test_defaults_are_a_sqlite_file_under_var_and_the_steps_folder(monkeypatch):
+    for name in ("ENV", "DEBUG", "DATABASE_URL", "SECRET_KEY", "STEPS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings(_env_file=None)
+    assert settings.database_url == "sqlite:///var/designlab.sqlite3"
+    assert settings.steps_dir == Path("steps")
+    assert settings.env == "development"
+    assert settings.watch_steps
+
+
+def test_environment_variables_are_read(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://u:p@db:5432/designlab")
+    monkeypatch.setenv("STEPS_DIR", "/srv/course")
+    monkeypatch.setenv("DEBUG", "true")
+    settings = Settings(_env_file=None)
+    assert settings.database_url == "postgresql+psycopg://u:p@db:5432/designlab"
+    assert settings.steps_dir == Path("/srv/course")
+    assert settings.debug is True
+    assert not settings.is_sqlite
+
+
+@pytest.mark.parametrize("env", ["production", "test"])
+def test_default_secret_is_refused_outside_development(env):
+    with pytest.raises(ValidationError, match="SECRET_KEY"):
+        Settings(_env_file=None, env=env, secret_key=DEFAULT_SECRET_KEY)
+
+
+def test_a_real_secret_is_accepted_in_production():
+    settings = Settings(_env_file=None, env="production", secret_key="x" * 40)
+    assert settings.secret_key == "x" * 40
+    assert not settings.watch_steps
+
+
+def test_every_setting_is_documented():
+    undocumented = [n for n, f in Settings.model_fields.items() if not f.description]
+    assert undocumented == []
