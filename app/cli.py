@@ -1,0 +1,59 @@
+"""The ``designlab`` command line. Each command lives in app/commands/<name>.py; register it below.
+
+Exit codes (app.commands.ExitCode): 0 ok, 1 findings, 2 bad input or usage (the message names the
+file, line and field), 3 internal error. Commands raise InputFileError or a DesignlabError for bad
+input and let anything else escape: the group below turns both into the right exit code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from app.commands import ExitCode
+from app.commands.database import create_user_command, migrate
+from app.commands.lint import lint
+from app.commands.schema import schema
+from app.commands.serve import serve
+from app.errors import DesignlabError
+from simulator.errors import InputFileError
+
+
+class _Group(TyperGroup):
+    """Maps exceptions that escape a command to designlab's exit codes."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputFileError as exc:
+            for error in exc.errors:
+                typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except DesignlabError as exc:
+            for error in exc.fields:
+                typer.echo(f"error: {error}", err=True)
+            typer.echo(f"error: {exc.detail}", err=True)
+            raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except Exception as exc:
+            if hasattr(exc, "exit_code"):  # typer.Exit, usage errors: they carry their own code
+                raise
+            typer.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
+            raise typer.Exit(ExitCode.INTERNAL) from exc
+
+
+main = typer.Typer(
+    cls=_Group,
+    name="designlab",
+    help="designlab: design a durable multi-agent workflow, simulate it, grade it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+main.command()(serve)
+main.command()(migrate)
+main.command("create-user")(create_user_command)
+main.command()(lint)
+main.command()(schema)

@@ -1,0 +1,32 @@
+"""``designlab serve``: apply migrations, then serve the app with uvicorn."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from app.db import upgrade
+from app.settings import get_settings
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8000,
+    reload: Annotated[
+        bool, typer.Option(help="Restart when Python or template files change.")
+    ] = False,
+) -> None:
+    """Migrate the database, then serve designlab at http://HOST:PORT."""
+    settings = get_settings()
+    upgrade(settings.database_url)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        reload=reload,
+        reload_dirs=["app", "simulator", "templates"] if reload else None,
+        reload_includes=["*.py", "*.html"] if reload else None,
+    )

@@ -1,0 +1,135 @@
+"""What the loader hands to the rest of the app: the course, its steps and every problem found."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from app.course.models import Course, Step
+from simulator.design import Design
+from simulator.errors import FieldError
+from simulator.files import Lines, line_of
+from simulator.scenario import Scenario
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One lint finding: severity, file, 1-based line (or None), dotted field and message.
+
+    ``step`` is the folder of the step it belongs to (an error there makes that step unavailable),
+    or None for a course-wide problem.
+    """
+
+    severity: Severity
+    file: str
+    line: int | None
+    field: str
+    message: str
+    step: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        what = f"{self.field}: {self.message}" if self.field else self.message
+        return f"{where}: {self.severity}: {what}"
+
+    @classmethod
+    def from_field_error(
+        cls, err: FieldError, severity: Severity = "error", step: str | None = None
+    ) -> Problem:
+        """A Problem from a simulator FieldError (YAML or pydantic validation)."""
+        return cls(severity, err.file, err.line, err.field, err.message, step)
+
+
+@dataclass(frozen=True)
+class LoadedStep:
+    """A step folder as loaded: the parsed Step (None when it could not be parsed) and its text."""
+
+    folder: str
+    number: int
+    """1-based position in course.yaml."""
+    path: Path
+    step: Step | None
+    narrative: str = ""
+    """narrative.md as Markdown source ("" when missing)."""
+    lines: Lines = field(default_factory=dict)
+    """Line of every key path in step.yaml, for problems that point into it."""
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def slug(self) -> str:
+        """The step's id (its URL part); derived from the folder when step.yaml did not load."""
+        if self.step is not None:
+            return self.step.id
+        return re.sub(r"^\d+[-_]", "", self.folder)
+
+    @property
+    def title(self) -> str:
+        """The step's title, or its folder name when step.yaml did not load."""
+        return self.step.title if self.step is not None else self.folder
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """Problems of severity error."""
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def available(self) -> bool:
+        """True when the step parsed and no rule found an error in it."""
+        return self.step is not None and not self.errors
+
+    @property
+    def step_file(self) -> Path:
+        """The step's step.yaml."""
+        return self.path / "step.yaml"
+
+    @property
+    def narrative_file(self) -> Path:
+        """The step's narrative.md."""
+        return self.path / "narrative.md"
+
+    def line_of(self, *loc: str | int) -> int | None:
+        """Line in step.yaml of a key path such as ``("decisions", 2, "field")``."""
+        return line_of(self.lines, loc) if self.lines else None
+
+
+@dataclass(frozen=True)
+class LoadedCourse:
+    """The whole course folder: course.yaml, its steps in order, scenarios, reference design."""
+
+    root: Path
+    course: Course | None
+    """None when course.yaml could not be loaded (then nothing else is)."""
+    steps: tuple[LoadedStep, ...] = ()
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    """Valid scenarios by file stem (``peak`` for scenarios/peak.yaml)."""
+    reference_design: Design | None = None
+    course_lines: Lines = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+    """Every problem, course-wide and per step, in the order found."""
+
+    @property
+    def course_file(self) -> Path:
+        """steps/course.yaml."""
+        return self.root / "course.yaml"
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """Problems of severity error."""
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """Problems of severity warning."""
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    def step(self, slug: str) -> LoadedStep | None:
+        """The step whose slug (id) is ``slug``, or None."""
+        return next((s for s in self.steps if s.slug == slug), None)
+
+    def next_step(self, current: LoadedStep) -> LoadedStep | None:
+        """The step after ``current`` in course order, or None for the last."""
+        return self.steps[current.number] if current.number < len(self.steps) else None

@@ -1,0 +1,181 @@
+"""Course lint: rules that look at a loaded course and report errors and warnings with lines.
+
+A rule is a function ``(LoadedCourse) -> Iterable[Problem]``. The loader runs every rule in
+RULES on each load; a Problem with ``step`` set to a step's folder and severity error makes that
+step unavailable. To add a rule, write the function (here or in its own module) and append it
+to RULES. ``designlab lint`` prints what the loader and the rules found.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import ValidationError
+
+from app.course.content import LoadedCourse, LoadedStep, Problem
+from app.course.design_fields import DesignField, UnknownField, design_field, with_values
+from app.course.narrative import heading_anchors
+from simulator.design import Design
+
+if TYPE_CHECKING:
+    from app.course.models import Decision
+
+Rule = Callable[[LoadedCourse], Iterable[Problem]]
+
+
+def _steps(course: LoadedCourse) -> Iterable[LoadedStep]:
+    """Steps whose step.yaml parsed."""
+    return (s for s in course.steps if s.step is not None)
+
+
+def _at(step: LoadedStep, severity: str, loc: tuple[str | int, ...], message: str) -> Problem:
+    field = ".".join(str(p) for p in loc)
+    return Problem(
+        "error" if severity == "error" else "warning",
+        str(step.step_file),
+        step.line_of(*loc),
+        field,
+        message,
+        step.folder,
+    )
+
+
+def expression_syntax_error(expr: str) -> str | None:
+    """None when ``expr`` parses as one Python expression (simpleeval's syntax), else why."""
+    try:
+        ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        return f"expression does not parse: {exc.msg}"
+    return None
+
+
+def template_syntax_error(text: str) -> str | None:
+    """None when ``text`` parses as a Jinja2 template, else the error with its template line."""
+    try:
+        SandboxedEnvironment().parse(text)
+    except TemplateSyntaxError as exc:
+        return f"template does not parse (template line {exc.lineno}): {exc.message}"
+    return None
+
+
+def step_ids_unique(course: LoadedCourse) -> Iterable[Problem]:
+    """Two steps with one id would share a URL; the id should match the folder name."""
+    counts = Counter(s.slug for s in _steps(course))
+    for step in _steps(course):
+        if counts[step.slug] > 1:
+            yield _at(step, "error", ("id",), f"step id {step.slug!r} is used by another step")
+        if not step.folder.endswith(step.slug):
+            yield _at(step, "warning", ("id",), f"id {step.slug!r} does not match folder name")
+
+
+def scenarios_exist(course: LoadedCourse) -> Iterable[Problem]:
+    """A step or check names a scenario that steps/scenarios/ does not hold (or that is invalid)."""
+    for step in _steps(course):
+        assert step.step is not None
+        refs: list[tuple[tuple[str | int, ...], str | None]] = [(("scenario",), step.step.scenario)]
+        refs += [(("checks", i, "scenario"), c.scenario) for i, c in enumerate(step.step.checks)]
+        for loc, name in refs:
+            if name is not None and name not in course.scenarios:
+                path = course.root / "scenarios" / f"{name}.yaml"
+                why = "is not valid" if path.exists() else "does not exist"
+                yield _at(step, "error", loc, f"unknown scenario {name!r}: {path} {why}")
+
+
+def _widget_problem(decision: Decision, spec: DesignField) -> str | None:
+    kind = spec.kind
+    if decision.widget == "checkbox" and kind != "bool":
+        return f"checkbox needs a true/false field; {spec.path} holds {kind}"
+    if decision.widget == "number" and kind not in ("int", "float"):
+        return f"number needs a numeric field; {spec.path} holds {kind}"
+    if decision.widget in ("select", "radio") and not decision.choices and kind not in (
+        "choice",
+        "bool",
+    ):
+        return f"{decision.widget} needs choices: {spec.path} is {kind}, list its choices"
+    return None
+
+
+def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
+    """Each decision names a real design field, a widget that fits it and valid choice values."""
+    for step in _steps(course):
+        assert step.step is not None
+        seen: set[str] = set()
+        for i, decision in enumerate(step.step.decisions):
+            if decision.field in seen:
+                yield _at(step, "error", ("decisions", i, "field"), "field decided twice in step")
+            seen.add(decision.field)
+            try:
+                spec = design_field(decision.field)
+            except UnknownField as exc:
+                yield _at(step, "error", ("decisions", i, "field"), str(exc))
+                continue
+            problem = _widget_problem(decision, spec)
+            if problem:
+                yield _at(step, "error", ("decisions", i, "widget"), problem)
+            for j, choice in enumerate(decision.choices):
+                try:
+                    with_values(Design(), {decision.field: choice.value})
+                except ValidationError as exc:
+                    message = exc.errors()[0]["msg"]
+                    loc = ("decisions", i, "choices", j, "value")
+                    message = f"{choice.value!r} for {decision.field}: {message}"
+                    yield _at(step, "error", loc, message)
+
+
+def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
+    """Check ids are unique in a step, expressions and explanations parse, concepts exist."""
+    for step in _steps(course):
+        assert step.step is not None
+        anchors = set(heading_anchors(step.narrative))
+        counts = Counter(c.id for c in step.step.checks)
+        for i, check in enumerate(step.step.checks):
+            if counts[check.id] > 1:
+                yield _at(step, "error", ("checks", i, "id"), f"duplicate check id {check.id!r}")
+            if (why := expression_syntax_error(check.expr)) is not None:
+                yield _at(step, "error", ("checks", i, "expr"), why)
+            if (why := template_syntax_error(check.explain)) is not None:
+                yield _at(step, "error", ("checks", i, "explain"), why)
+            if check.concept and check.concept not in anchors:
+                known = ", ".join(sorted(anchors)) or "none"
+                message = f"no heading with anchor {check.concept!r} in narrative.md ({known})"
+                yield _at(step, "warning", ("checks", i, "concept"), message)
+        if step.step.checks and sum(c.points for c in step.step.checks) == 0:
+            yield _at(step, "warning", ("checks",), "the step's checks are worth 0 points in all")
+
+
+def course_files_exist(course: LoadedCourse) -> Iterable[Problem]:
+    """The pricing catalog and the reference design named in course.yaml are present."""
+    if course.course is None:
+        return
+    files = {"pricing": course.course.pricing, "reference_design": course.course.reference_design}
+    for key, name in files.items():
+        if not (course.root / name).is_file():
+            line = course.course_lines.get((key,))
+            yield Problem("warning", str(course.course_file), line, key, f"{name} does not exist")
+
+
+RULES: list[Rule] = [
+    step_ids_unique,
+    scenarios_exist,
+    decisions_fit_design,
+    checks_well_formed,
+    course_files_exist,
+]
+"""Every rule the loader runs, in order. Append new rules here."""
+
+
+def run_rules(course: LoadedCourse, rules: Iterable[Rule] | None = None) -> list[Problem]:
+    """Every problem the rules find. A rule that raises is reported as an error, not re-raised."""
+    found: list[Problem] = []
+    for rule in RULES if rules is None else rules:
+        try:
+            found.extend(rule(course))
+        except Exception as exc:  # a broken rule must not take the course down
+            message = f"lint rule {rule.__name__} failed: {type(exc).__name__}: {exc}"
+            found.append(Problem("error", str(course.course_file), None, "", message))
+    return found
