@@ -295,10 +295,10 @@ def token_lines(design: Design, scenario: Scenario, pricing: Pricing) -> list[Co
                 "fallback_provider",
                 minutes * calls_per_minute * extra_per_call,
                 f"{_num(minutes)} outage min/month x {_num(calls_per_minute)} model calls/min x "
-                f"({shape.tokens_in_per_call:,} in x ${fallback.input_usd_per_million_tokens:g} - "
-                f"${primary.input_usd_per_million_tokens:g} + {shape.tokens_out_per_call:,} out x "
-                f"${fallback.output_usd_per_million_tokens:g} - "
-                f"${primary.output_usd_per_million_tokens:g}) / 1M",
+                f"({shape.tokens_in_per_call:,} in x (${fallback.input_usd_per_million_tokens:g} - "
+                f"${primary.input_usd_per_million_tokens:g}) + {shape.tokens_out_per_call:,} out x "
+                f"(${fallback.output_usd_per_million_tokens:g} - "
+                f"${primary.output_usd_per_million_tokens:g})) / 1M",
             )
         )
     return lines
