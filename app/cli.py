@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from app.commands import ExitCode
 from app.commands.database import create_user_command, migrate
+from app.commands.grade import grade_command
 from app.commands.lint import lint
 from app.commands.schema import schema
 from app.commands.serve import serve
@@ -57,3 +58,4 @@ main.command()(migrate)
 main.command("create-user")(create_user_command)
 main.command()(lint)
 main.command()(schema)
+main.command("grade")(grade_command)

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
 from app.course.narrative import heading_anchors
+from app.grading.lint_rules import RULES as GRADING_RULES
 from simulator.design import Design
 
 if TYPE_CHECKING:
@@ -165,6 +166,7 @@ RULES: list[Rule] = [
     decisions_fit_design,
     checks_well_formed,
     course_files_exist,
+    *GRADING_RULES,
 ]
 """Every rule the loader runs, in order. Append new rules here."""
 

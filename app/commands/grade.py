@@ -1,0 +1,111 @@
+"""``designlab grade DESIGN [--seed N] [--format text|json|junit] [--out FILE] [--steps-dir D]``.
+
+Contract 4. Exit codes: 0 every check passed; 1 a check failed; 2 bad input or usage (the
+message names the file, line and field); 3 internal error (the course or the simulator could
+not grade). A result is always written, in the requested format, an error result included;
+with ``--out`` it goes through a temporary file and a rename, so a reader never finds half a
+report.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.commands import ExitCode
+from app.grading.grader import (
+    CourseMaterial,
+    CourseNotGradable,
+    error_result,
+    grade,
+    input_problems,
+    load_material,
+    problem,
+)
+from app.grading.reports import ReportFormat, emit, render
+from app.grading.result import GradeResult
+from app.settings import get_settings
+from simulator.errors import InputFileError
+from simulator.files import load_design
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A grade as the CLI reports it: the result and the exit code."""
+
+    result: GradeResult
+    exit_code: int
+
+
+def _exit_code(result: GradeResult) -> int:
+    if result.status == "pass":
+        return ExitCode.OK
+    return ExitCode.FINDINGS if result.status == "fail" else ExitCode.INTERNAL
+
+
+def grade_file(design_path: Path, steps_dir: Path, seed: int | None = None) -> Outcome:
+    """Grade the design file at ``design_path`` against the course in ``steps_dir``.
+
+    Never raises: a bad design file or folder gives an error result with exit code 2, a course
+    that cannot grade or an unexpected exception an error result with exit code 3.
+    """
+    if not steps_dir.is_dir():
+        message = f"course folder {steps_dir} does not exist (set --steps-dir or STEPS_DIR)"
+        result = error_result([problem(str(steps_dir), message)], message, seed=seed)
+        return Outcome(result, ExitCode.BAD_INPUT)
+    material: CourseMaterial | None = None
+    try:
+        material = load_material(steps_dir)
+        design = load_design(design_path)
+        result = grade(design, material, seed=seed)
+    except InputFileError as exc:
+        problems = input_problems(exc)
+        message = f"{design_path} is not a valid design: {len(problems)} problem(s)"
+        result = error_result(problems, message, seed=seed, material=material)
+        return Outcome(result, ExitCode.BAD_INPUT)
+    except CourseNotGradable as exc:
+        message = f"the course in {steps_dir} cannot grade: {len(exc.problems)} problem(s)"
+        return Outcome(error_result(exc.problems, message, seed=seed), ExitCode.INTERNAL)
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        result = error_result([problem(str(design_path), message)], message, seed=seed)
+        return Outcome(result, ExitCode.INTERNAL)
+    return Outcome(result, _exit_code(result))
+
+
+def grade_command(
+    design: Annotated[Path, typer.Argument(help="The design file (YAML, version: 1).")],
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Seed for every scenario; default: each scenario's own seed.", min=0),
+    ] = None,
+    report_format: Annotated[
+        ReportFormat, typer.Option("--format", help="Report format.")
+    ] = ReportFormat.text,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the report to this file instead of standard output.")
+    ] = None,
+    steps_dir: Annotated[
+        Path | None, typer.Option(help="The course folder; default STEPS_DIR (steps/).")
+    ] = None,
+) -> None:
+    """Grade a design against every step; exit 0 pass, 1 fail, 2 bad input, 3 internal error."""
+    outcome = grade_file(design, steps_dir or get_settings().steps_dir, seed)
+    result = outcome.result
+    for found in result.errors:
+        typer.echo(f"error: {found}", err=True)
+    try:
+        emit(render(result, report_format), out)
+    except OSError as exc:
+        typer.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    if out is not None:
+        typer.echo(f"{result.status.upper()} {result.points}/{result.max_points}: {result.message}")
+        typer.echo(f"report written to {out}")
+    raise typer.Exit(outcome.exit_code)

@@ -1,0 +1,117 @@
+"""Explanation templates: sandboxed Jinja2 over the names a check expression sees.
+
+An explanation shows the formula with the learner's numbers, for example
+``{{ design.event_log.partitions }} partitions / {{ fmt(metrics.capacity_eps) }} events/s``.
+Templates render in an immutable sandbox that reaches only the fields of app.grading.names
+(no methods, no private attributes), with undefined names an error rather than blank text.
+Output is plain text; the web layer escapes it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import StrictUndefined, Template, TemplateSyntaxError, meta, nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from app.grading.names import (
+    CONSTANTS,
+    FUNCTIONS,
+    ROOT_TYPES,
+    UnknownAttribute,
+    allowed_attributes,
+    attribute_type,
+    item_type,
+    known_names,
+)
+
+
+class ExplanationError(Exception):
+    """A template could not be rendered; the message says why."""
+
+
+class _ExplanationEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, narrowed: on designlab's models only fields and properties are readable."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        allowed = allowed_attributes().get(type(obj))
+        if allowed is not None:
+            return attr in allowed
+        return bool(super().is_safe_attribute(obj, attr, value))
+
+
+def _environment() -> _ExplanationEnvironment:
+    env = _ExplanationEnvironment(
+        undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
+    )
+    env.globals.clear()
+    env.globals.update(FUNCTIONS)
+    env.filters["fmt"] = FUNCTIONS["fmt"]
+    return env
+
+
+_ENV = _environment()
+
+
+@lru_cache(maxsize=1024)
+def _compiled(template: str) -> Template:
+    return _ENV.from_string(template)
+
+
+_SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")
+
+
+def render_explanation(template: str, names: Mapping[str, Any]) -> str:
+    """Render ``template`` over ``names``; whitespace is collapsed to single spaces.
+
+    Raises ExplanationError for a syntax error, an undefined name, a blocked attribute or any
+    other failure while rendering.
+    """
+    try:
+        text = _compiled(template).render(**names)
+    except TemplateSyntaxError as exc:
+        message = f"template does not parse (line {exc.lineno}): {exc.message}"
+        raise ExplanationError(message) from exc
+    except Exception as exc:
+        raise ExplanationError(f"{type(exc).__name__}: {exc}") from exc
+    return _SPACES.sub(" ", text).strip()
+
+
+def _walk_type(node: nodes.Node, shadowed: set[str]) -> Any:
+    if isinstance(node, nodes.Name):
+        return Any if node.name in shadowed else ROOT_TYPES.get(node.name, Any)
+    if isinstance(node, nodes.Getattr):
+        owner = _walk_type(node.node, shadowed)
+        return Any if owner is Any else attribute_type(owner, node.attr)
+    if isinstance(node, nodes.Getitem):
+        owner = _walk_type(node.node, shadowed)
+        return Any if owner is Any else item_type(owner)
+    return Any
+
+
+def _assigned_names(tree: nodes.Template) -> set[str]:
+    """Names a template binds itself ({% set %}, {% for %} targets), which shadow the roots."""
+    return {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+
+
+def explanation_problems(template: str) -> list[str]:
+    """Everything wrong with a template before it renders: syntax, unknown names and fields."""
+    try:
+        tree = _ENV.parse(template)
+        undeclared = meta.find_undeclared_variables(tree)
+    except TemplateSyntaxError as exc:
+        return [f"template does not parse (template line {exc.lineno}): {exc.message}"]
+    problems: list[str] = []
+    allowed = set(ROOT_TYPES) | set(FUNCTIONS) | CONSTANTS | {"true", "false", "none"}
+    for name in sorted(undeclared - allowed):
+        problems.append(f"unknown name {name!r}; known names: {', '.join(known_names())}")
+    shadowed = _assigned_names(tree)
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        try:
+            _walk_type(node, shadowed)
+        except UnknownAttribute as exc:
+            problems.append(f"template line {node.lineno}: {exc}")
+    return list(dict.fromkeys(problems))

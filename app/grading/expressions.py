@@ -1,0 +1,124 @@
+"""Check expressions: evaluated with simpleeval (never eval) and checked statically by lint.
+
+An expression is one Python expression over the names of app.grading.names, for example
+``metrics.lost == 0 and design.delivery.commit == "after_processing"``. Literals, arithmetic,
+comparisons, ``and``/``or``/``not``, ``x if c else y``, subscripts (``metrics.by_group["agent"]``),
+lists and tuples (``design.event_log.acks in ("all",)``) and the functions of ``FUNCTIONS`` are
+available; assignment, lambda, imports and methods are not.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Any
+
+from simpleeval import EvalWithCompoundTypes
+
+from app.grading.names import (
+    CONSTANTS,
+    FUNCTIONS,
+    ROOT_TYPES,
+    UnknownAttribute,
+    allowed_attributes,
+    attribute_type,
+    item_type,
+    known_names,
+)
+
+
+class ExpressionError(Exception):
+    """An expression could not be evaluated; the message says why in the author's terms."""
+
+
+def _evaluator(names: Mapping[str, Any]) -> EvalWithCompoundTypes:
+    return EvalWithCompoundTypes(
+        names=dict(names), functions=dict(FUNCTIONS), allowed_attrs=allowed_attributes()
+    )
+
+
+_SUPPORTED_NODES: tuple[type, ...] = tuple(
+    node for node in _evaluator({}).nodes if issubclass(node, ast.expr)
+) + (ast.comprehension,)
+
+
+def names_used(expr: str) -> set[str]:
+    """Root names an expression reads (raises SyntaxError when it does not parse)."""
+    tree = ast.parse(expr.strip(), mode="eval")
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def evaluate(expr: str, names: Mapping[str, Any]) -> Any:
+    """Evaluate ``expr`` over ``names`` with simpleeval; return its value.
+
+    Raises ExpressionError when the expression reads a name whose value is None (``metrics`` in
+    a step without a scenario), or when evaluation fails for any reason (the message names it).
+    """
+    try:
+        used = names_used(expr)
+    except SyntaxError as exc:
+        raise ExpressionError(f"expression does not parse: {exc.msg}") from exc
+    missing = sorted(n for n in used if n in ROOT_TYPES and names.get(n) is None)
+    if missing:
+        raise ExpressionError(
+            f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not available here "
+            "(a check that reads metrics or cost needs a scenario)"
+        )
+    try:
+        return _evaluator(names).eval(expr.strip())
+    except Exception as exc:
+        raise ExpressionError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names bound by comprehension targets (``g`` in ``[g.instances for g in ...]``)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    return bound
+
+
+def _walk_type(node: ast.expr, bound: set[str]) -> Any:
+    """The type an attribute chain reaches, or Any when unknown; raises UnknownAttribute."""
+    if isinstance(node, ast.Name):
+        return Any if node.id in bound else ROOT_TYPES.get(node.id, Any)
+    if isinstance(node, ast.Attribute):
+        owner = _walk_type(node.value, bound)
+        return Any if owner is Any else attribute_type(owner, node.attr)
+    if isinstance(node, ast.Subscript):
+        owner = _walk_type(node.value, bound)
+        return Any if owner is Any else item_type(owner)
+    return Any
+
+
+def expression_problems(expr: str) -> list[str]:
+    """Everything wrong with an expression before it runs: syntax, unsupported syntax, unknown
+    names, functions and fields. Returns messages; an empty list means it is well formed."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        return [f"expression does not parse: {exc.msg}"]
+    problems: list[str] = []
+    bound = _bound_names(tree)
+    allowed = set(ROOT_TYPES) | set(FUNCTIONS) | CONSTANTS | bound
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and not isinstance(node, _SUPPORTED_NODES):
+            problems.append(f"{type(node).__name__} is not supported in a check expression")
+        elif isinstance(node, ast.Name) and node.id not in allowed:
+            problems.append(f"unknown name {node.id!r}; known names: {', '.join(known_names())}")
+        elif isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+        ):
+            problems.append(
+                f"only {', '.join(sorted(FUNCTIONS))} can be called: {ast.unparse(node.func)}()"
+            )
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            problems.append(f"attribute {node.attr!r} is private")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            try:
+                _walk_type(node, bound)
+            except UnknownAttribute as exc:
+                problems.append(f"{ast.unparse(node)}: {exc}")
+    return list(dict.fromkeys(problems))

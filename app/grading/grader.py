@@ -1,0 +1,354 @@
+"""Grade a design against the course: every step's checks over its scenario's simulation.
+
+Each scenario a step (or a check) names is simulated once per design and seed within a grade and
+priced with the course's catalog and budget. Checks run in declared order; an expression or
+explanation that fails makes its check ``error`` rather than stopping the grade.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.course.content import LoadedCourse, LoadedStep
+from app.course.loader import load_course
+from app.course.models import Check, Course
+from app.grading.explanations import ExplanationError, render_explanation
+from app.grading.expressions import ExpressionError, evaluate, names_used
+from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
+from simulator import SIMULATOR_VERSION
+from simulator.cost import monthly_cost
+from simulator.design import Design
+from simulator.errors import FieldError, InputFileError
+from simulator.pricing import Pricing, load_pricing
+from simulator.result import Cost, Metrics, SimulationResult
+from simulator.scenario import Scenario
+
+Simulate = Callable[[Design, Scenario, int], SimulationResult]
+"""``simulator.simulate(design, scenario, seed)`` or anything with its signature and result."""
+
+
+class CourseNotGradable(Exception):
+    """The course folder cannot grade anything (course.yaml or the pricing catalog is broken)."""
+
+    def __init__(self, problems: list[InputProblem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class CourseMaterial:
+    """What grading needs from the course folder: the loaded course and its pricing catalog."""
+
+    loaded: LoadedCourse
+    pricing: Pricing
+
+    @property
+    def course(self) -> Course:
+        """The course; a CourseMaterial only exists for a course whose course.yaml loaded."""
+        assert self.loaded.course is not None
+        return self.loaded.course
+
+
+def load_material(steps_dir: Path) -> CourseMaterial:
+    """Load the course folder and its pricing catalog.
+
+    Raises CourseNotGradable when course.yaml or the catalog cannot be loaded; a broken step does
+    not raise (its checks grade as ``error``).
+    """
+    loaded = load_course(steps_dir)
+    if loaded.course is None:
+        problems = [
+            InputProblem(file=p.file, line=p.line, field=p.field, message=p.message)
+            for p in loaded.errors
+        ]
+        raise CourseNotGradable(problems)
+    try:
+        pricing = load_pricing(steps_dir / loaded.course.pricing)
+    except InputFileError as exc:
+        raise CourseNotGradable([InputProblem.from_field_error(e) for e in exc.errors]) from exc
+    return CourseMaterial(loaded, pricing)
+
+
+def default_simulate() -> Simulate:
+    """``simulator.simulate``; raises ImportError while the simulator does not export it."""
+    simulate: Simulate = importlib.import_module("simulator").simulate
+    return simulate
+
+
+def _estimate(design: Design, scenario: Scenario) -> Any:
+    """simulator.analytic's closed-form estimate for design + scenario, when the module has one."""
+    try:
+        analytic = importlib.import_module("simulator.analytic")
+    except ImportError:
+        return None
+    estimate = getattr(analytic, "estimate", None)
+    return estimate(design, scenario) if callable(estimate) else None
+
+
+def run_scenario(
+    design: Design,
+    scenario: Scenario,
+    seed: int,
+    material: CourseMaterial,
+    simulate: Simulate | None = None,
+) -> SimulationResult:
+    """Simulate ``scenario`` for ``design`` with ``seed`` and price it against the course budget.
+
+    The result's ``cost`` is ``simulator.cost.monthly_cost`` with the run's metrics; the same
+    function serves ``designlab grade`` and ``POST /api/v1/simulate``, so both give one JSON.
+    """
+    result = (simulate or default_simulate())(design, scenario, seed)
+    cost = monthly_cost(
+        design,
+        scenario,
+        material.pricing,
+        budget_usd=material.course.budget_usd,
+        metrics=result.metrics,
+    )
+    return result.model_copy(update={"cost": cost})
+
+
+@dataclass
+class _Run:
+    """One scenario's figures for the checks that read it (or why they are missing)."""
+
+    scenario: Scenario
+    seed: int
+    result: SimulationResult | None = None
+    failure: str | None = None
+    estimate: Any = None
+
+    @property
+    def metrics(self) -> Metrics | None:
+        return self.result.metrics if self.result else None
+
+    @property
+    def cost(self) -> Cost | None:
+        return self.result.cost if self.result else None
+
+
+@dataclass
+class _Grading:
+    design: Design
+    material: CourseMaterial
+    seed: int | None
+    simulate: Simulate | None
+    runs: dict[str, _Run] = field(default_factory=dict)
+
+    def run(self, name: str) -> _Run:
+        """The scenario's run, simulated on first use and reused after (cached within a grade)."""
+        if name in self.runs:
+            return self.runs[name]
+        scenario = self.material.loaded.scenarios[name]
+        seed = scenario.seed if self.seed is None else self.seed
+        run = _Run(scenario, seed, estimate=_estimate(self.design, scenario))
+        try:
+            run.result = run_scenario(self.design, scenario, seed, self.material, self.simulate)
+        except Exception as exc:  # reported on the checks that need it, never raised
+            run.failure = f"simulating {name} failed: {type(exc).__name__}: {exc}"
+        self.runs[name] = run
+        return run
+
+    def names(self, scenario_name: str | None) -> dict[str, Any]:
+        """The names a check sees (app.grading.names) for a scenario, or for none."""
+        run = self.run(scenario_name) if scenario_name else None
+        return {
+            "design": self.design,
+            "scenario": run.scenario if run else None,
+            "metrics": run.metrics if run else None,
+            "cost": run.cost if run else None,
+            "estimate": run.estimate if run else None,
+            "budget_usd": self.material.course.budget_usd,
+        }
+
+
+def _check_result(check: Check, status: Status, message: str, explanation: str) -> CheckResult:
+    return CheckResult(
+        id=check.id,
+        title=check.title,
+        status=status,
+        points=check.points if status == "pass" else 0,
+        max_points=check.points,
+        message=message,
+        explanation=explanation,
+        hint=check.hint,
+        concept=check.concept,
+    )
+
+
+def _grade_check(grading: _Grading, check: Check, step_scenario: str | None) -> CheckResult:
+    scenario_name = check.scenario or step_scenario
+    if scenario_name and scenario_name not in grading.material.loaded.scenarios:
+        return _check_result(check, "error", f"scenario {scenario_name!r} is not in the course", "")
+    names = grading.names(scenario_name)
+    run = grading.runs.get(scenario_name) if scenario_name else None
+    if run and run.failure:
+        try:
+            needs_run = bool(names_used(check.expr) & {"metrics", "cost"})
+        except SyntaxError:
+            needs_run = True
+        if needs_run:
+            return _check_result(check, "error", run.failure, "")
+    try:
+        passed = bool(evaluate(check.expr, names))
+    except ExpressionError as exc:
+        return _check_result(check, "error", f"the check could not be evaluated: {exc}", "")
+    try:
+        explanation = render_explanation(check.explain, names)
+    except ExplanationError as exc:
+        message = f"the explanation could not be rendered: {exc}"
+        return _check_result(check, "error", message, "")
+    if passed:
+        return _check_result(check, "pass", check.pass_message, explanation)
+    return _check_result(check, "fail", check.fail_message, explanation)
+
+
+def _status(statuses: list[Status]) -> Status:
+    if "error" in statuses:
+        return "error"
+    return "fail" if "fail" in statuses else "pass"
+
+
+def _unavailable_step(loaded: LoadedStep) -> StepResult:
+    """A step that did not load or that lint rejected: every check is an error, with the reason."""
+    reason = "; ".join(str(p) for p in loaded.errors) or "the step could not be loaded"
+    checks = []
+    if loaded.step is not None:
+        checks = [
+            _check_result(c, "error", f"step unavailable: {reason}", "") for c in loaded.step.checks
+        ]
+    return StepResult(
+        id=loaded.slug,
+        title=loaded.title,
+        status="error",
+        points=0,
+        max_points=sum(c.max_points for c in checks),
+        scenario=loaded.step.scenario if loaded.step else None,
+        seed=None,
+        message=f"step unavailable: {reason}",
+        checks=checks,
+    )
+
+
+def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
+    if not loaded.available or loaded.step is None:
+        return _unavailable_step(loaded)
+    step = loaded.step
+    checks = [_grade_check(grading, check, step.scenario) for check in step.checks]
+    run = grading.runs.get(step.scenario) if step.scenario else None
+    if step.scenario and run is None and step.scenario in grading.material.loaded.scenarios:
+        run = grading.run(step.scenario)
+    status = _status([c.status for c in checks])
+    message = ""
+    truncated = bool(run and run.result and run.result.truncated)
+    if run and run.failure:
+        status, message = "error", run.failure
+    elif truncated:
+        message = "the simulation was cut short by a bound on events or wall time"
+    return StepResult(
+        id=step.id,
+        title=step.title,
+        status=status,
+        points=sum(c.points for c in checks),
+        max_points=sum(c.max_points for c in checks),
+        scenario=step.scenario,
+        seed=run.seed if run else None,
+        message=message,
+        checks=checks,
+        metrics=run.metrics if run else None,
+        cost=run.cost if run else None,
+        truncated=truncated,
+    )
+
+
+def design_sha256(design: Design) -> str:
+    """SHA-256 of the design's canonical JSON (fields in model order, enums as values)."""
+    return hashlib.sha256(design.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def _summary(status: Status, steps: list[StepResult], points: int, max_points: int) -> str:
+    checks = [(s.id, c) for s in steps for c in s.checks]
+    score = f"{points}/{max_points} points"
+    if status == "pass":
+        return f"Passed all {len(checks)} checks: {score}."
+    wanted = "error" if status == "error" else "fail"
+    named = [f"{sid}/{c.id}" for sid, c in checks if c.status == wanted]
+    named += [f"{s.id} ({s.message})" for s in steps if s.status == "error" and not s.checks]
+    shown = ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
+    verb = "could not run" if status == "error" else "failed"
+    return f"{len(named)} of {len(checks)} checks {verb}: {shown}. {score}."
+
+
+def grade(
+    design: Design,
+    material: CourseMaterial,
+    *,
+    seed: int | None = None,
+    simulate: Simulate | None = None,
+) -> GradeResult:
+    """Grade ``design`` against every step of the course in ``material``.
+
+    ``seed`` is used for every scenario; None means each scenario's own ``seed``. ``simulate``
+    defaults to ``simulator.simulate``. Never raises for a failing check, expression, template or
+    simulation: those become ``error`` checks and the result's status is ``error``.
+    """
+    grading = _Grading(design, material, seed, simulate)
+    steps = [_grade_step(grading, loaded) for loaded in material.loaded.steps]
+    points = sum(s.points for s in steps)
+    max_points = sum(s.max_points for s in steps)
+    status = _status([s.status for s in steps])
+    steady = next(
+        (r for r in grading.runs.values() if r.cost is not None and not r.scenario.faults), None
+    )
+    return GradeResult(
+        status=status,
+        score=round(points / max_points, 4) if max_points else 0.0,
+        points=points,
+        max_points=max_points,
+        seed=seed,
+        simulator_version=SIMULATOR_VERSION,
+        message=_summary(status, steps, points, max_points),
+        course=material.course.id,
+        design_name=design.name,
+        design_sha256=design_sha256(design),
+        budget_usd=material.course.budget_usd,
+        cost=steady.cost if steady else None,
+        steps=steps,
+    )
+
+
+def error_result(
+    problems: list[InputProblem],
+    message: str,
+    *,
+    seed: int | None = None,
+    material: CourseMaterial | None = None,
+) -> GradeResult:
+    """A complete result for a grade that could not run: bad input or an internal error."""
+    return GradeResult(
+        status="error",
+        score=0.0,
+        points=0,
+        max_points=0,
+        seed=seed,
+        simulator_version=SIMULATOR_VERSION,
+        message=message,
+        course=material.course.id if material else "",
+        budget_usd=material.course.budget_usd if material else None,
+        errors=problems,
+    )
+
+
+def input_problems(exc: InputFileError) -> list[InputProblem]:
+    """Every FieldError of an InputFileError as result problems."""
+    return [InputProblem.from_field_error(e) for e in exc.errors]
+
+
+def problem(file: str, message: str, line: int | None = None, field_name: str = "") -> InputProblem:
+    """One InputProblem (for errors that do not come from a YAML file's fields)."""
+    return InputProblem.from_field_error(FieldError(file, line, field_name, message))

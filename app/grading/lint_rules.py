@@ -1,0 +1,115 @@
+"""Course lint rules for what grading reads: check expressions, explanations, figures, the
+known-bad list and the pricing catalog. Each is a rule of app.course.lint (``LoadedCourse ->
+Problems``) and names the file, the line and the field.
+
+Syntax errors in an expression or a template are reported by app.course.lint's own
+``checks_well_formed``; these rules report what parses but would fail when graded: an unknown
+name, function or field, unsupported syntax, an unknown filter.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+
+from app.course.content import LoadedCourse, LoadedStep, Problem
+from app.grading.explanations import explanation_problems
+from app.grading.expressions import expression_problems
+from simulator.errors import InputFileError
+from simulator.pricing import load_pricing
+
+
+def _parses(expr: str) -> bool:
+    try:
+        ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _template_parses(text: str) -> bool:
+    try:
+        SandboxedEnvironment().parse(text)
+    except TemplateSyntaxError:
+        return False
+    return True
+
+
+def _error(step: LoadedStep, loc: tuple[str | int, ...], message: str) -> Problem:
+    field = ".".join(str(p) for p in loc)
+    return Problem("error", str(step.step_file), step.line_of(*loc), field, message, step.folder)
+
+
+def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
+    """Every name, function and field a check's expr or explain reads exists (app.grading.names)."""
+    for step in course.steps:
+        if step.step is None:
+            continue
+        for i, check in enumerate(step.step.checks):
+            if _parses(check.expr):
+                for message in expression_problems(check.expr):
+                    yield _error(step, ("checks", i, "expr"), message)
+            if _template_parses(check.explain):
+                for message in explanation_problems(check.explain):
+                    yield _error(step, ("checks", i, "explain"), message)
+
+
+def figure_names_known(course: LoadedCourse) -> Iterable[Problem]:
+    """A step figure is an expression over the same names as a check's expr."""
+    for step in course.steps:
+        if step.step is None:
+            continue
+        for name, expr in step.step.figures.items():
+            if not _parses(expr):
+                yield _error(step, ("figures", name), "expression does not parse")
+                continue
+            for message in expression_problems(expr):
+                yield _error(step, ("figures", name), message)
+
+
+def known_bad_checks_exist(course: LoadedCourse) -> Iterable[Problem]:
+    """Each known-bad design exists and names checks the course has (``id`` or ``step/id``)."""
+    if course.course is None:
+        return
+    ids: set[str] = set()
+    for step in course.steps:
+        if step.step is not None:
+            ids |= {c.id for c in step.step.checks}
+            ids |= {f"{step.step.id}/{c.id}" for c in step.step.checks}
+    for i, bad in enumerate(course.course.known_bad):
+        if not (course.root / bad.file).is_file():
+            line = course.course_lines.get(("known_bad", i, "file"))
+            yield Problem(
+                "error",
+                str(course.course_file),
+                line,
+                f"known_bad.{i}.file",
+                f"{bad.file} does not exist",
+            )
+        for j, check_id in enumerate(bad.fails):
+            if check_id not in ids:
+                line = course.course_lines.get(("known_bad", i, "fails", j))
+                field = f"known_bad.{i}.fails.{j}"
+                message = f"no check {check_id!r} in the course"
+                yield Problem("error", str(course.course_file), line, field, message)
+
+
+def pricing_catalog_valid(course: LoadedCourse) -> Iterable[Problem]:
+    """The pricing catalog named in course.yaml loads (every field, with its line)."""
+    if course.course is None:
+        return
+    path = course.root / course.course.pricing
+    if not path.is_file():
+        return
+    try:
+        load_pricing(path)
+    except InputFileError as exc:
+        for error in exc.errors:
+            yield Problem.from_field_error(error)
+
+
+RULES = [check_names_known, figure_names_known, known_bad_checks_exist, pricing_catalog_valid]
+"""The grading rules, for app.course.lint's RULES."""

@@ -1,0 +1,191 @@
+"""The names a check's ``expr`` and ``explain`` see, their types, and the attributes they allow.
+
+Every check, explanation and step figure is evaluated over the same names:
+
+- ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
+  ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
+  ``estimate`` (simulator.analytic's estimate, or None), ``budget_usd`` (float, US dollars/month);
+- the functions min, max, abs, round, len and ``fmt(x, digits=1)``.
+
+Attribute access is limited to the fields (and properties) of the pydantic models reachable from
+those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
+uses the same type walk to reject an unknown name or field before a learner ever meets it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import types
+import typing
+from collections.abc import Callable
+from enum import Enum
+from functools import cache
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from simulator.design import Design
+from simulator.result import Cost, Metrics
+from simulator.scenario import Scenario
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    """A number for an explanation: ``fmt(12960)`` -> ``12,960``, ``fmt(83.333)`` -> ``83.3``.
+
+    Integers get thousands separators; floats ``digits`` decimals (0 for whole units); None
+    reads ``n/a``; anything else is shown as text (enum members by their value).
+    """
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return "never" if value > 0 else "n/a"
+        return f"{value:,.{max(int(digits), 0)}f}"
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "round": round,
+    "len": len,
+    "fmt": fmt,
+}
+"""The only functions an expression or template may call."""
+
+
+def _estimate_type() -> Any:
+    """The analytic estimate's model class, once simulator.analytic provides one."""
+    try:
+        analytic = importlib.import_module("simulator.analytic")
+    except ImportError:
+        return Any
+    return getattr(analytic, "Estimate", Any)
+
+
+ROOT_TYPES: dict[str, Any] = {
+    "design": Design,
+    "scenario": Scenario,
+    "metrics": Metrics,
+    "cost": Cost,
+    "estimate": _estimate_type(),
+    "budget_usd": float,
+}
+"""Each name an expression may read, with its type (None is allowed for all but design)."""
+
+CONSTANTS = frozenset({"True", "False", "None"})
+
+
+def known_names() -> list[str]:
+    """Every name an expression may use, sorted: the roots, then the functions."""
+    return sorted(ROOT_TYPES) + sorted(FUNCTIONS)
+
+
+def members(annotation: Any) -> list[Any]:
+    """Concrete types behind an annotation: ``X | None`` -> [X], ``Annotated[A | B]`` -> [A, B]."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return members(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        found: list[Any] = []
+        for arg in get_args(annotation):
+            if arg is not type(None):
+                found += members(arg)
+        return found
+    if origin is Literal:
+        return sorted({type(arg) for arg in get_args(annotation)}, key=lambda t: t.__name__)
+    return [annotation]
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, Enum)
+
+
+@cache
+def model_attributes(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's readable attributes: every field and every property, with their types."""
+    found: dict[str, Any] = {name: info.annotation for name, info in model.model_fields.items()}
+    for klass in reversed(model.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, property) and not name.startswith("_") and value.fget is not None:
+                hints = typing.get_type_hints(value.fget)
+                found[name] = hints.get("return", Any)
+    return found
+
+
+class UnknownAttribute(LookupError):
+    """``owner.attr`` names nothing readable; the message suggests the nearest names."""
+
+
+def attribute_type(owner: Any, attr: str) -> Any:
+    """The type of ``owner.attr`` for a type reached by the walk, or Any when it cannot be known.
+
+    Raises UnknownAttribute when every concrete type behind ``owner`` is a model or an enum and
+    none of them has ``attr``.
+    """
+    options = members(owner)
+    if any(not (_is_model(tp) or _is_enum(tp)) for tp in options):
+        if all(tp in (str, int, float, bool) for tp in options):
+            raise UnknownAttribute(f"{_type_name(owner)} has no attribute {attr!r}")
+        return Any
+    found: list[Any] = []
+    allowed: set[str] = set()
+    for tp in options:
+        names = model_attributes(tp) if _is_model(tp) else {"value": str}
+        allowed |= set(names)
+        if attr in names:
+            found.append(names[attr])
+    if not found:
+        close = difflib.get_close_matches(attr, sorted(allowed), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownAttribute(f"{_type_name(owner)} has no field {attr!r}{hint}")
+    return found[0] if len(found) == 1 else Union[tuple(found)]  # noqa: UP007 - runtime union
+
+
+def item_type(container: Any) -> Any:
+    """The element type of ``container[...]``: dict[str, X] -> X, list[X] -> X, else Any."""
+    for tp in members(container):
+        origin = get_origin(tp)
+        args = get_args(tp)
+        if origin is dict and len(args) == 2:
+            return args[1]
+        if origin in (list, tuple) and args:
+            return args[0]
+    return Any
+
+
+def _type_name(tp: Any) -> str:
+    names = [getattr(t, "__name__", str(t)) for t in members(tp)]
+    return " | ".join(names)
+
+
+@cache
+def allowed_attributes() -> dict[type, set[str]]:
+    """simpleeval's ``allowed_attrs``: reachable models' fields and properties, enums' value."""
+    allowed: dict[type, set[str]] = {}
+    pending = [tp for root in ROOT_TYPES.values() for tp in members(root)]
+    while pending:
+        tp = pending.pop()
+        if tp in allowed:
+            continue
+        if _is_enum(tp):
+            allowed[tp] = {"value"}
+        elif _is_model(tp):
+            attributes = model_attributes(tp)
+            allowed[tp] = set(attributes)
+            for annotation in attributes.values():
+                pending += members(annotation)
+                pending += members(item_type(annotation))
+    return allowed

@@ -1,0 +1,63 @@
+"""Render a grade result in one of the three formats and write it whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+
+from app.grading.junit import to_junit
+from app.grading.result import GradeResult
+from app.grading.text import to_text
+
+
+class ReportFormat(StrEnum):
+    """Output formats of ``designlab grade``."""
+
+    text = "text"
+    json = "json"
+    junit = "junit"
+
+
+def render(result: GradeResult, report_format: ReportFormat) -> str:
+    """The result as text, JSON (contract 3, indented, ending in a newline) or JUnit XML."""
+    if report_format is ReportFormat.json:
+        return to_json(result)
+    if report_format is ReportFormat.junit:
+        return to_junit(result)
+    return to_text(result)
+
+
+def to_json(result: GradeResult) -> str:
+    """The result's JSON exactly as the API returns it, indented by 2, with a final newline."""
+    return result.model_dump_json(indent=2) + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    A reader never sees half a report: either the old file or the whole new one. Raises OSError
+    when the folder does not exist or cannot be written.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Write the report to ``out`` atomically, or to standard output when ``out`` is None."""
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomically(out, text)
