@@ -223,7 +223,7 @@ def worked_design(partitions: int = 48) -> Design:
     )
 
 
-def worked_scenario(**faults: object) -> Scenario:
+def worked_scenario() -> Scenario:
     return Scenario.model_validate(
         {
             "name": "worked-sizing",
@@ -528,3 +528,21 @@ def test_the_estimate_never_raises_for_defaults() -> None:
     e = estimate(Design(), Scenario(name="default"))
     assert e.bottleneck in ("agent", "tool", "state")
     json.loads(e.model_dump_json())
+
+
+def test_item_8_poison_stall_through_the_estimate() -> None:
+    design = worked_design()
+    design.failures.retry.max_attempts = 6  # the first attempt and five retries: 1, 2, 4, 8, 16 s
+    design.failures.retry.base_backoff_seconds = 1
+    design.failures.retry.max_backoff_seconds = 30
+    design.failures.dead_letter_queue.enabled = True
+    scenario = worked_scenario()
+    scenario.faults = faulted({"kind": "poison", "group": "agent", "rate": 0.0001}).faults
+    poison = estimate(design, scenario).poison
+    assert poison is not None
+    assert poison.stall_seconds == 31
+    assert round(poison.partition_eps, 4) == 0.4167
+    assert poison.events_behind is not None and round(poison.events_behind, 1) == 12.9
+    design.failures.retry.max_attempts = None
+    poison = estimate(design, scenario).poison
+    assert poison is not None and poison.stall_seconds is None and poison.events_behind is None
