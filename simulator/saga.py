@@ -180,7 +180,8 @@ def simulate_sagas(
     Each step draws ``rng.random() < p``; a failure at step k runs compensations for steps k-1..1
     in reverse order, each attempt succeeding with ``compensation_success``, up to
     ``max_compensation_attempts`` attempts; a compensation that fails every attempt sends the saga
-    to the human queue and stops its compensation. 100,000 three-step sagas take a few hundredths of a second.
+    to the human queue and stops its compensation. 100,000 three-step sagas take a few
+    hundredths of a second.
 
     Raises ``ValueError`` for ``n < 1`` or bad probabilities (see :func:`saga_outcomes`).
     """
