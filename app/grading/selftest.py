@@ -1,0 +1,86 @@
+"""The course self-test: the reference design passes every check with full marks, and each
+known-bad design (course.yaml ``known_bad``) fails exactly the checks it was made to fail.
+
+A known-bad entry names checks by id (``async-start``) or, when ids repeat across steps, by
+``step-id/check-id``. A check that errors counts as not passing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.grading.grader import CourseMaterial, Simulate, grade
+from app.grading.result import GradeResult
+from simulator.errors import InputFileError
+from simulator.files import load_design
+
+
+@dataclass(frozen=True)
+class SelfTestOutcome:
+    """One design's verdict: which checks it should fail, which it did, and whether that holds."""
+
+    file: str
+    expected: frozenset[str]
+    failed: frozenset[str]
+    result: GradeResult | None
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the design failed exactly the expected checks (none for the reference)."""
+        return not self.problem and self.expected == self.failed
+
+    @property
+    def unexpected(self) -> frozenset[str]:
+        """Checks it failed but was not meant to."""
+        return self.failed - self.expected
+
+    @property
+    def missed(self) -> frozenset[str]:
+        """Checks it was meant to fail but passed."""
+        return self.expected - self.failed
+
+    def __str__(self) -> str:
+        if self.problem:
+            return f"{self.file}: {self.problem}"
+        if self.ok:
+            return f"{self.file}: ok"
+        parts = []
+        if self.missed:
+            parts.append(f"passed {', '.join(sorted(self.missed))} but should fail")
+        if self.unexpected:
+            parts.append(f"failed {', '.join(sorted(self.unexpected))} unexpectedly")
+        return f"{self.file}: {'; '.join(parts)}"
+
+
+def failed_checks(result: GradeResult, names: set[str]) -> frozenset[str]:
+    """The checks that did not pass, each named as in ``names`` (bare id or ``step/id``)."""
+    failed = set()
+    for step_id, check_id in result.failed_checks:
+        qualified = f"{step_id}/{check_id}"
+        failed.add(qualified if qualified in names else check_id)
+    return frozenset(failed)
+
+
+def _outcome(
+    material: CourseMaterial, file: str, expected: frozenset[str], simulate: Simulate | None
+) -> SelfTestOutcome:
+    try:
+        design = load_design(material.loaded.root / file)
+    except InputFileError as exc:
+        return SelfTestOutcome(file, expected, frozenset(), None, f"not a valid design: {exc}")
+    result = grade(design, material, simulate=simulate)
+    failed = failed_checks(result, set(expected))
+    if file == material.course.reference_design and result.points != result.max_points:
+        problem = f"scored {result.points}/{result.max_points}, not full marks"
+        return SelfTestOutcome(file, expected, failed, result, problem)
+    return SelfTestOutcome(file, expected, failed, result)
+
+
+def self_test(material: CourseMaterial, simulate: Simulate | None = None) -> list[SelfTestOutcome]:
+    """Grade the reference design and every known-bad design; one outcome each, in course order."""
+    course = material.course
+    outcomes = [_outcome(material, course.reference_design, frozenset(), simulate)]
+    for bad in course.known_bad:
+        outcomes.append(_outcome(material, bad.file, frozenset(bad.fails), simulate))
+    return outcomes

@@ -1,0 +1,59 @@
+"""Explanation templates: the formula with the learner's numbers, rendered in a narrow sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.grading.explanations import ExplanationError, explanation_problems, render_explanation
+from simulator.design import Design
+
+
+def test_the_formula_is_filled_with_the_design_numbers():
+    """capacity = partitions / step time, with the design's partitions and fmt'd figures."""
+    design = Design.model_validate({"event_log": {"partitions": 40}})
+    text = render_explanation(
+        "capacity = {{ design.event_log.partitions }} partitions / {{ fmt(2.0) }} s = "
+        "{{ fmt(design.event_log.partitions / 2.0, 0) }} events/s",
+        {"design": design},
+    )
+    assert text == "capacity = 40 partitions / 2.0 s = 20 events/s"
+
+
+def test_whitespace_of_folded_yaml_is_collapsed():
+    """Line breaks and indentation from a YAML block collapse to single spaces."""
+    text = render_explanation("a\n   {% if true %}b{% endif %}\n  c", {})
+    assert text == "a b c"
+
+
+def test_undefined_names_fail_loudly():
+    """A misspelt name is an error, not blank text."""
+    with pytest.raises(ExplanationError, match="'desgin' is undefined"):
+        render_explanation("{{ desgin.name }}", {"design": Design()})
+
+
+def test_methods_and_private_attributes_are_refused():
+    """The sandbox reaches fields only: model_dump and __class__ are unsafe."""
+    for template in ("{{ design.model_dump() }}", "{{ design.__class__ }}"):
+        with pytest.raises(ExplanationError, match="unsafe"):
+            render_explanation(template, {"design": Design()})
+
+
+def test_problems_name_the_template_line():
+    """An unknown field on line 2 of a template is reported with that line."""
+    problems = explanation_problems("first line\n{{ design.event_log.partitons }}")
+    assert problems == [
+        "template line 2: EventLogSection has no field 'partitons'; "
+        "did you mean partitions, partition_key?"
+    ]
+
+
+def test_unknown_names_and_filters_are_problems():
+    """Names outside the documented list and filters Jinja does not have."""
+    assert explanation_problems("{{ learner }}")[0].startswith("unknown name 'learner'")
+    assert "No filter named 'money'" in explanation_problems("{{ 3 | money }}")[0]
+
+
+def test_loop_variables_are_not_unknown():
+    """A name bound by the template itself ({% for %}) is not reported."""
+    template = "{% for g in [design.consumers.agent] %}{{ g.instances }}{% endfor %}"
+    assert explanation_problems(template) == []

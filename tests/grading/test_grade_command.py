@@ -1,0 +1,103 @@
+"""``designlab grade``: exit codes 0-3, the report always written, errors naming file and line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from app.cli import main
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+REFERENCE = FIXTURE / "designs" / "reference.yaml"
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(main, ["grade", *args, "--steps-dir", str(FIXTURE)])
+
+
+def test_a_passing_design_exits_0():
+    """The fixture's reference passes: exit 0 and the text report on standard output."""
+    outcome = run(str(REFERENCE))
+    assert outcome.exit_code == 0, outcome.output
+    assert "Result: PASS  10/10 points (score 1.00)" in outcome.stdout
+
+
+def test_a_failing_design_exits_1():
+    """A known-bad design exits 1 and names the failed check."""
+    outcome = run(str(FIXTURE / "designs" / "bad" / "sync-start.yaml"), "--format", "json")
+    assert outcome.exit_code == 1, outcome.output
+    data = json.loads(outcome.stdout)
+    assert (data["status"], data["points"], data["max_points"]) == ("fail", 8, 10)
+
+
+def test_a_bad_design_exits_2_naming_file_line_and_field(tmp_path):
+    """partitions: 0 is reported at its line; the error result is written to --out."""
+    design = tmp_path / "design.yaml"
+    design.write_text("version: 1\nname: broken\nevent_log:\n  partitions: 0\n")
+    out = tmp_path / "grade.json"
+    outcome = run(str(design), "--format", "json", "--out", str(out))
+    assert outcome.exit_code == 2, outcome.output
+    assert (
+        f"error: {design}:4: event_log.partitions: Input should be greater than or equal to 1"
+        in (outcome.stderr)
+    )
+    data = json.loads(out.read_text())
+    assert data["status"] == "error"
+    assert data["errors"] == [
+        {
+            "file": str(design),
+            "line": 4,
+            "field": "event_log.partitions",
+            "message": "Input should be greater than or equal to 1",
+        }
+    ]
+
+
+def test_a_missing_design_exits_2_with_an_error_report(tmp_path):
+    """A file that does not exist is bad input, and the JUnit report says so."""
+    out = tmp_path / "grade.xml"
+    outcome = run(str(tmp_path / "nope.yaml"), "--format", "junit", "--out", str(out))
+    assert outcome.exit_code == 2
+    error = ET.parse(out).getroot().find("testsuite/testcase/error")
+    assert error is not None and "nope.yaml" in (error.text or "")
+
+
+def test_a_bad_option_is_a_usage_error():
+    """A negative seed or an unknown format exits 2."""
+    assert run(str(REFERENCE), "--seed", "-1").exit_code == 2
+    assert run(str(REFERENCE), "--format", "html").exit_code == 2
+
+
+def test_an_unwritable_out_exits_2(tmp_path):
+    """--out into a folder that does not exist exits 2 and says why."""
+    outcome = run(str(REFERENCE), "--out", str(tmp_path / "missing" / "grade.txt"))
+    assert outcome.exit_code == 2
+    assert "cannot write" in outcome.stderr
+
+
+def test_a_course_that_cannot_grade_exits_3(tmp_path):
+    """A broken course.yaml is not the learner's fault: exit 3 with an error result."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "course.yaml").write_text("version: 1\nid: x\n")
+    outcome = runner.invoke(
+        main, ["grade", str(REFERENCE), "--steps-dir", str(course), "--format", "json"]
+    )
+    assert outcome.exit_code == 3
+    data = json.loads(outcome.stdout)
+    assert data["status"] == "error"
+    assert any(e["file"].endswith("course.yaml") for e in data["errors"])
+
+
+def test_out_writes_the_report_and_prints_a_summary(tmp_path):
+    """With --out the report goes to the file; standard output gets one summary line."""
+    out = tmp_path / "grade.xml"
+    outcome = run(str(REFERENCE), "--format", "junit", "--out", str(out))
+    assert outcome.exit_code == 0
+    assert ET.parse(out).getroot().get("tests") == "4"
+    assert outcome.stdout.splitlines()[0] == "PASS 10/10: Passed all 4 checks: 10/10 points."
