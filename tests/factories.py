@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from textwrap import dedent
+
+REPO_STEPS = Path(__file__).resolve().parent.parent / "steps"
 
 COURSE_YAML = """\
 version: 1
@@ -90,7 +93,7 @@ def write(path: Path, text: str) -> Path:
 def write_course(root: Path) -> Path:
     """A valid three-step course in ``root``: 01-commit-order (with decisions and a check),
     02-event-log and 03-worker-crash (title and summary only), a ``peak`` scenario, a reference
-    design and a pricing file. Returns ``root``."""
+    design and the shipped pricing catalog. Returns ``root``."""
     folders = ["01-commit-order", "02-event-log", "03-worker-crash"]
     write(root / "course.yaml", COURSE_YAML.format(steps="\n".join(f"  - {f}" for f in folders)))
     write(root / "01-commit-order" / "step.yaml", DECIDING_STEP)
@@ -100,5 +103,5 @@ def write_course(root: Path) -> Path:
         write(root / folder / "narrative.md", f"{title}: the first paragraph.\n")
     write(root / "scenarios" / "peak.yaml", SCENARIO.format(name="peak"))
     write(root / "designs" / "reference.yaml", "version: 1\nname: reference\n")
-    write(root / "pricing.yaml", "version: 1\n")
+    shutil.copyfile(REPO_STEPS / "pricing.yaml", root / "pricing.yaml")
     return root

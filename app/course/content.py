@@ -36,6 +36,10 @@ class Problem:
         what = f"{self.field}: {self.message}" if self.field else self.message
         return f"{where}: {self.severity}: {what}"
 
+    def to_field_error(self) -> FieldError:
+        """The same problem as a simulator FieldError (drops severity and step)."""
+        return FieldError(self.file, self.line, self.field, self.message)
+
     @classmethod
     def from_field_error(
         cls, err: FieldError, severity: Severity = "error", step: str | None = None

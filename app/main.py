@@ -1,0 +1,62 @@
+"""The FastAPI application factory: ``create_app(settings)``; uvicorn runs it with --factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.sessions import SessionMiddleware
+
+from app.course.loader import CourseCache
+from app.db import make_engine, make_sessionmaker, upgrade
+from app.settings import Settings, get_settings
+from app.web import auth, errors, health, pages
+from app.web.templating import STATIC_DIR, make_templates
+from simulator import SIMULATOR_VERSION
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app: migrate the database on start-up, load the course, mount the routes.
+
+    ``app.state`` holds ``settings``, ``engine``, ``sessionmaker``, ``course_cache`` and
+    ``templates`` for the dependencies in app/web/deps.py.
+    """
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        upgrade(settings.database_url)
+        app.state.course_cache.get()
+        yield
+        app.state.engine.dispose()
+
+    app = FastAPI(
+        title="designlab",
+        version=SIMULATOR_VERSION,
+        debug=settings.debug,
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        openapi_url="/api/openapi.json",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.engine = make_engine(settings.database_url)
+    app.state.sessionmaker = make_sessionmaker(app.state.engine)
+    app.state.course_cache = CourseCache(settings.steps_dir, watch=settings.watch_steps)
+    app.state.templates = make_templates(settings)
+
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=settings.secret_key,
+        session_cookie="designlab_session",
+        same_site="lax",
+        https_only=settings.env == "production",
+    )
+    errors.install(app)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    app.include_router(health.router)
+    app.include_router(auth.router)
+    app.include_router(pages.router)
+    return app

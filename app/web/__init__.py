@@ -1,0 +1,1 @@
+"""The web app's routes, dependencies, forms and error pages (server-rendered, HTMX-enhanced)."""

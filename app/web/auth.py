@@ -1,0 +1,71 @@
+"""Signing in and out, and the guest learner a visitor becomes on first saving a decision."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from sqlalchemy.orm import Session
+from starlette.responses import RedirectResponse, Response
+
+from app.accounts import authenticate
+from app.models import Role, User
+from app.web.deps import CsrfDep, SessionDep, UserDep, csrf_token
+from app.web.templating import render
+
+router = APIRouter()
+
+
+def sign_in(request: Request, user: User) -> None:
+    """Bind ``user`` to this browser session (a fresh CSRF token comes with it)."""
+    request.session.clear()
+    request.session["user_id"] = user.id
+
+
+def current_or_guest_learner(request: Request, session: Session, user: User | None) -> User:
+    """The signed-in user, or a new guest learner (no email, no password) bound to the session."""
+    if user is not None:
+        return user
+    guest = User(role=Role.learner)
+    session.add(guest)
+    session.flush()
+    csrf = request.session.get("csrf")
+    sign_in(request, guest)
+    if csrf is not None:
+        request.session["csrf"] = csrf
+    return guest
+
+
+@router.get("/login", name="login")
+def login_form(request: Request, user: UserDep) -> Response:
+    """The sign-in form."""
+    context = {"csrf_token": csrf_token(request), "user": user, "error": None, "email": ""}
+    return render(request, "login.html", context)
+
+
+@router.post("/login", dependencies=[CsrfDep])
+def login(
+    request: Request,
+    session: SessionDep,
+    email: Annotated[str, Form()],
+    password: Annotated[str, Form()],
+) -> Response:
+    """Check the email and password; on success go to the overview, else show the form (401)."""
+    user = authenticate(session, email, password)
+    if user is None:
+        context = {
+            "csrf_token": csrf_token(request),
+            "user": None,
+            "error": "That email and password do not match an account.",
+            "email": email,
+        }
+        return render(request, "login.html", context, status_code=401)
+    sign_in(request, user)
+    return RedirectResponse(request.url_for("overview"), status_code=303)
+
+
+@router.post("/logout", name="logout", dependencies=[CsrfDep])
+def logout(request: Request) -> Response:
+    """Forget the session's user."""
+    request.session.clear()
+    return RedirectResponse(request.url_for("overview"), status_code=303)

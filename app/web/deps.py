@@ -1,0 +1,91 @@
+"""Typed FastAPI dependencies: settings, database session, course, current user, CSRF check."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from app.course.content import LoadedCourse
+from app.db import session_scope
+from app.errors import CourseUnavailable, Forbidden
+from app.models import Role, User
+from app.settings import Settings
+
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+
+
+def get_settings(request: Request) -> Settings:
+    """The app's settings (set by create_app)."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """A database session per request: committed when the route returns, rolled back on error."""
+    yield from session_scope(request.app.state.sessionmaker)
+
+
+def get_course(request: Request) -> LoadedCourse:
+    """The loaded course (reloaded after a change when watching steps/).
+
+    Raises CourseUnavailable, listing the problems, when course.yaml cannot be loaded.
+    """
+    loaded: LoadedCourse = request.app.state.course_cache.get()
+    if loaded.course is None:
+        raise CourseUnavailable(
+            "steps/course.yaml could not be loaded.",
+            fields=[p.to_field_error() for p in loaded.errors],
+        )
+    return loaded
+
+
+def get_current_user(
+    request: Request, session: Annotated[Session, Depends(get_session)]
+) -> User | None:
+    """The signed-in user (or guest learner) of this browser session, or None."""
+    user_id = request.session.get("user_id")
+    return session.get(User, user_id) if isinstance(user_id, int) else None
+
+
+def csrf_token(request: Request) -> str:
+    """This session's CSRF token (created on first use); forms send it back in ``csrf_token``."""
+    token = request.session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(32)
+        request.session["csrf"] = token
+    return token
+
+
+async def verify_csrf(request: Request) -> None:
+    """Refuse a state-changing request whose CSRF token (form field or header) does not match.
+
+    Raises Forbidden.
+    """
+    expected = request.session.get("csrf")
+    sent = request.headers.get(CSRF_HEADER)
+    if sent is None:
+        form = await request.form()
+        value = form.get(CSRF_FIELD)
+        sent = value if isinstance(value, str) else None
+    if not (isinstance(expected, str) and sent and secrets.compare_digest(expected, sent)):
+        raise Forbidden("The form expired or came from another site. Reload the page and retry.")
+
+
+def require_instructor(user: Annotated[User | None, Depends(get_current_user)]) -> User:
+    """The current user if an instructor; raises Forbidden otherwise."""
+    if user is None or user.role is not Role.instructor:
+        raise Forbidden("Instructors only.")
+    return user
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_session)]
+CourseDep = Annotated[LoadedCourse, Depends(get_course)]
+UserDep = Annotated[User | None, Depends(get_current_user)]
+InstructorDep = Annotated[User, Depends(require_instructor)]
+CsrfDep = Depends(verify_csrf)

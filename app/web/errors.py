@@ -1,0 +1,94 @@
+"""One way to answer an error: a DesignlabError (or an HTTP error) becomes a page, a fragment or
+JSON, chosen by what the client asked for. Registered on the app by ``install``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from app.errors import BadInput, DesignlabError, NotFound
+from app.web.templating import is_htmx, render
+from simulator.errors import FieldError
+
+log = logging.getLogger("designlab")
+
+
+def wants_json(request: Request) -> bool:
+    """True for the JSON API (``/api/...``) or a client that prefers JSON over HTML."""
+    accept = request.headers.get("accept", "")
+    return request.url.path.startswith("/api/") or (
+        "application/json" in accept and "text/html" not in accept
+    )
+
+
+def _field_dict(error: FieldError) -> dict[str, Any]:
+    return {"file": error.file, "line": error.line, "field": error.field, "message": error.message}
+
+
+def error_response(request: Request, error: DesignlabError) -> Response:
+    """``error`` as JSON ``{"error": {status, title, detail, fields}}``, an HTML fragment for
+    htmx, or a full HTML page."""
+    if wants_json(request):
+        body = {
+            "error": {
+                "status": error.status,
+                "title": error.title,
+                "detail": error.detail,
+                "fields": [_field_dict(f) for f in error.fields],
+            }
+        }
+        return JSONResponse(body, status_code=error.status)
+    context = {"error": error, "user": None, "show_fields": _show_fields(request, error)}
+    template = "_error.html" if is_htmx(request) else "error.html"
+    return render(request, template, context, status_code=error.status)
+
+
+def _show_fields(request: Request, error: DesignlabError) -> bool:
+    """File paths and lines are for the person who can fix them: input errors always, course
+    errors only on a development instance."""
+    return isinstance(error, BadInput) or request.app.state.settings.watch_steps
+
+
+async def _designlab_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DesignlabError)
+    return error_response(request, exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        error: DesignlabError = NotFound(f"Nothing lives at {request.url.path}.")
+    else:
+        error = DesignlabError(str(exc.detail))
+        error.status = exc.status_code
+        error.title = str(exc.detail)
+    return error_response(request, error)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    fields = [
+        FieldError("request", None, ".".join(str(p) for p in e["loc"]), str(e["msg"]))
+        for e in exc.errors()
+    ]
+    return error_response(request, BadInput("The request is not valid.", fields))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    error = DesignlabError("An internal error occurred; it has been logged.")
+    return error_response(request, error)
+
+
+def install(app: FastAPI) -> None:
+    """Register the error handlers on ``app``."""
+    app.add_exception_handler(DesignlabError, _designlab_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)

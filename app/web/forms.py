@@ -1,0 +1,146 @@
+"""The decision form of a step: built from its decisions, read back into a validated Design."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.course.design_fields import design_field, get_value, with_values
+from app.course.models import Decision, Step
+from simulator.design import Design
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a select or radio group."""
+
+    value: str
+    label: str
+    selected: bool
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One labelled input of the decision form; ``name`` is the design path it sets."""
+
+    name: str
+    id: str
+    label: str
+    help: str
+    unit: str
+    widget: str
+    value: str
+    options: list[Option] = field(default_factory=list)
+    min: float | None = None
+    max: float | None = None
+    step: float | str | None = None
+    """The number input's step: the decision's, 1 for an integer field, else "any"."""
+    error: str = ""
+
+    @property
+    def described_by(self) -> str:
+        """Ids of the help and error paragraphs, for aria-describedby ("" when neither)."""
+        ids = [f"{self.id}-help" if self.help else "", f"{self.id}-error" if self.error else ""]
+        return " ".join(i for i in ids if i)
+
+    @property
+    def checked(self) -> bool:
+        """For a checkbox: whether it is ticked."""
+        return self.value == "true"
+
+
+def as_form_value(value: Any) -> str:
+    """A design value as the string a form input holds (true/false, '' for null, 12 not 12.0)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _options(decision: Decision, current: str) -> list[Option]:
+    if decision.choices:
+        pairs = [(as_form_value(c.value), c.label) for c in decision.choices]
+    else:
+        spec = design_field(decision.field)
+        values = spec.choices if spec.choices is not None else [True, False]
+        pairs = [(as_form_value(v), as_form_value(v).replace("_", " ")) for v in values]
+    return [Option(value, label, value == current) for value, label in pairs]
+
+
+def build_fields(
+    step: Step,
+    design: Design,
+    errors: Mapping[str, str] | None = None,
+    submitted: Mapping[str, str] | None = None,
+) -> list[FormField]:
+    """The step's decisions as form fields showing ``design``'s values (or what was submitted,
+    when a submission failed validation), each with its error message if any."""
+    errors = errors or {}
+    fields = []
+    for decision in step.decisions:
+        spec = design_field(decision.field)
+        value = as_form_value(get_value(design, decision.field))
+        if submitted is not None and decision.field in errors:
+            value = submitted.get(decision.field, "false" if decision.widget == "checkbox" else "")
+        fields.append(
+            FormField(
+                name=decision.field,
+                id="f-" + decision.field.replace(".", "-").replace("_", "-"),
+                label=decision.label,
+                help=decision.help,
+                unit=decision.unit,
+                widget=decision.widget,
+                value=value,
+                options=_options(decision, value)
+                if decision.widget in ("select", "radio")
+                else [],
+                min=decision.min if decision.min is not None else spec.minimum,
+                max=decision.max if decision.max is not None else spec.maximum,
+                step=decision.step
+                if decision.step is not None
+                else (1 if spec.kind == "int" else "any"),
+                error=errors.get(decision.field, ""),
+            )
+        )
+    return fields
+
+
+def read_decisions(
+    step: Step, form: Mapping[str, str], design: Design
+) -> tuple[Design | None, dict[str, str]]:
+    """Apply the submitted values of the step's decisions to ``design``.
+
+    Returns the new Design and no errors, or None and error messages keyed by design path
+    (``""`` for an error that belongs to no single field, such as replicas > brokers).
+    An unticked checkbox is absent from a form, so it reads as false.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for decision in step.decisions:
+        spec = design_field(decision.field)
+        raw = form.get(decision.field)
+        if decision.widget == "checkbox":
+            raw = "true" if raw is not None else "false"
+        if raw is None:
+            continue
+        try:
+            values[decision.field] = spec.coerce(raw)
+        except ValueError as exc:
+            errors[decision.field] = str(exc)
+    if errors:
+        return None, errors
+    try:
+        return with_values(design, values), {}
+    except ValidationError as exc:
+        decided = {d.field for d in step.decisions}
+        for err in exc.errors():
+            path = ".".join(str(p) for p in err["loc"])
+            message = str(err["msg"]).removeprefix("Value error, ")
+            errors[path if path in decided else ""] = message
+        return None, errors

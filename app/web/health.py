@@ -1,0 +1,32 @@
+"""``/healthz``: database status, simulator version and whether the course loaded (JSON)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.course.content import LoadedCourse
+from app.db import database_status
+from simulator import SIMULATOR_VERSION
+
+router = APIRouter()
+
+
+@router.get("/healthz", name="healthz")
+def healthz(request: Request) -> JSONResponse:
+    """200 with ``status: ok`` when the database answers (503 otherwise). The course's state is
+    reported but does not fail the check: a broken step must not take the instance out."""
+    database = database_status(request.app.state.engine)
+    loaded: LoadedCourse = request.app.state.course_cache.get()
+    body = {
+        "status": "ok" if database["status"] == "ok" else "error",
+        "database": database,
+        "simulator_version": SIMULATOR_VERSION,
+        "course": {
+            "status": "ok" if loaded.course is not None else "error",
+            "steps": len(loaded.steps),
+            "unavailable_steps": [s.slug for s in loaded.steps if not s.available],
+            "errors": len(loaded.errors),
+        },
+    }
+    return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)

@@ -1,0 +1,94 @@
+"""Everything a step page shows, in one context builder that every step route reuses.
+
+Routes that add to the step page (the live estimate, a simulation run) call
+``step_page_context(...)`` with their extra names (``estimate=...``, ``results=...``) and render
+``step.html`` with ``render(..., block="estimate")`` or ``block="results"``: htmx gets the block,
+a browser without JavaScript gets the whole page with the same content filled in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import Request
+from markupsafe import Markup
+from sqlalchemy.orm import Session
+
+from app.course.content import LoadedCourse, LoadedStep
+from app.course.narrative import render_markdown
+from app.designs import load_design
+from app.errors import NotFound
+from app.models import Role, User
+from app.progress import standings
+from app.settings import Settings
+from app.web.deps import csrf_token
+from app.web.forms import build_fields
+from simulator.design import Design
+
+
+def find_step(course: LoadedCourse, slug: str) -> LoadedStep:
+    """The step with this slug; raises NotFound."""
+    step = course.step(slug)
+    if step is None:
+        raise NotFound(f"There is no step {slug!r} in this course.")
+    return step
+
+
+def can_see_problems(user: User | None, settings: Settings) -> bool:
+    """Instructors see why a step is unavailable; so does anyone on a development instance."""
+    return (user is not None and user.role is Role.instructor) or settings.watch_steps
+
+
+def narrative_html(course: LoadedCourse, step: LoadedStep) -> Markup:
+    """The step's narrative as sanitised HTML."""
+    return render_markdown(step.narrative)
+
+
+def step_page_context(
+    request: Request,
+    session: Session,
+    settings: Settings,
+    course: LoadedCourse,
+    step: LoadedStep,
+    user: User | None,
+    *,
+    design: Design | None = None,
+    errors: Mapping[str, str] | None = None,
+    submitted: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The template context of ``step.html``.
+
+    ``design`` defaults to the learner's saved design; ``errors``/``submitted`` redisplay a form
+    that failed validation; ``extra`` adds names for other blocks (``estimate``, ``results``).
+    """
+    assert course.course is not None
+    saved, version = load_design(session, user.id if user else None, course.course.id)
+    shown = design if design is not None else saved
+    standing = standings(session, user.id if user else None, course)
+    context: dict[str, Any] = {
+        "course": course,
+        "meta": course.course,
+        "current": step,
+        "standing": standing,
+        "score_points": sum(s.points for s in standing.values()),
+        "score_max": sum(s.max_points for s in standing.values()),
+        "narrative": narrative_html(course, step) if step.available else Markup(""),
+        "fields": build_fields(step.step, shown, errors, submitted)
+        if step.available and step.step is not None
+        else [],
+        "form_error": (errors or {}).get(""),
+        "design": shown,
+        "design_version": version,
+        "previous_step": course.steps[step.number - 2] if step.number > 1 else None,
+        "next_step": course.next_step(step),
+        "show_problems": can_see_problems(user, settings),
+        "csrf_token": csrf_token(request),
+        "user": user,
+        "saved": False,
+        "estimate": None,
+        "results": None,
+    }
+    context.update(extra)
+    return context

@@ -1,0 +1,66 @@
+"""Jinja2 templates and the one way a route answers: the full page, or one block for HTMX.
+
+A page template (``step.html``) keeps each swappable part in a named block (``decisions``,
+``estimate``, ``results``). ``render`` returns the whole page to a normal request and only the
+named block to an HTMX request (``HX-Request: true``), from the same template and context, and
+always sends ``Vary: HX-Request`` so caches keep the two apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from jinja2_fragments.fastapi import Jinja2Blocks
+from starlette.responses import Response
+
+from app.settings import Settings
+from simulator import SIMULATOR_VERSION
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES_DIR = PROJECT_ROOT / "templates"
+STATIC_DIR = PROJECT_ROOT / "static"
+
+
+def make_templates(settings: Settings) -> Jinja2Blocks:
+    """The template set, with globals every page uses (``settings``, ``simulator_version``)."""
+    templates = Jinja2Blocks(directory=str(TEMPLATES_DIR))
+    templates.env.globals.update(settings=settings, simulator_version=SIMULATOR_VERSION)
+    templates.env.globals["vendor_asset"] = vendor_asset
+    return templates
+
+
+def vendor_asset(name: str) -> str | None:
+    """URL of an npm asset copied into static/vendor/ by the set-up, or None if it is absent."""
+    return f"/static/vendor/{name}" if (STATIC_DIR / "vendor" / name).is_file() else None
+
+
+def is_htmx(request: Request) -> bool:
+    """True for a request made by htmx (it sends ``HX-Request: true``)."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def render(
+    request: Request,
+    template: str,
+    context: dict[str, Any],
+    *,
+    block: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    """Render ``template`` as a full page, or only ``block`` when htmx asked for it.
+
+    ``block`` names the fragment an HTMX request gets; None means HTMX gets the full page too.
+    """
+    templates: Jinja2Blocks = request.app.state.templates
+    fragment = block if block is not None and is_htmx(request) else None
+    response = (
+        templates.TemplateResponse(
+            request, template, context, status_code=status_code, block_name=fragment
+        )
+        if fragment
+        else templates.TemplateResponse(request, template, context, status_code=status_code)
+    )
+    response.headers["Vary"] = "HX-Request"
+    return response

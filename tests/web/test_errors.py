@@ -1,0 +1,40 @@
+"""One error path: HTML page, htmx fragment or JSON, by what the client asked for."""
+
+from __future__ import annotations
+
+from tests.web.html import soup
+
+
+def test_a_browser_gets_an_html_error_page(course_client):
+    response = course_client.get("/steps/missing", headers={"Accept": "text/html"})
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+    page = soup(response)
+    assert page.select_one("title").get_text() == "Not found · designlab"
+    assert "no step 'missing'" in page.select_one(".error-box p").get_text()
+
+
+def test_a_json_client_gets_the_error_as_json(course_client):
+    response = course_client.get("/steps/missing", headers={"Accept": "application/json"})
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": {
+            "status": 404,
+            "title": "Not found",
+            "detail": "There is no step 'missing' in this course.",
+            "fields": [],
+        }
+    }
+
+
+def test_htmx_gets_an_error_fragment(course_client):
+    response = course_client.get("/steps/missing", headers={"HX-Request": "true"})
+    assert response.status_code == 404
+    assert "<html" not in response.text
+    assert soup(response).select_one("div.error-box")["data-status"] == "404"
+
+
+def test_an_unknown_path_uses_the_same_error_page(course_client):
+    response = course_client.get("/nowhere")
+    assert response.status_code == 404
+    assert soup(response).select_one(".error-box h2").get_text() == "Not found"
