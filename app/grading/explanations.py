@@ -57,8 +57,14 @@ _ENV = _environment()
 
 
 @lru_cache(maxsize=1024)
+def parsed(template: str) -> nodes.Template:
+    """The template's syntax tree (cached per text); raises TemplateSyntaxError."""
+    return _ENV.parse(template)
+
+
+@lru_cache(maxsize=1024)
 def _compiled(template: str) -> Template:
-    return _ENV.from_string(template)
+    return _ENV.from_string(parsed(template))
 
 
 _SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")
@@ -100,7 +106,7 @@ def _assigned_names(tree: nodes.Template) -> set[str]:
 def explanation_problems(template: str) -> list[str]:
     """Everything wrong with a template before it renders: syntax, unknown names and fields."""
     try:
-        tree = _ENV.parse(template)
+        tree = parsed(template)
         undeclared = meta.find_undeclared_variables(tree)
     except TemplateSyntaxError as exc:
         return [f"template does not parse (template line {exc.lineno}): {exc.message}"]

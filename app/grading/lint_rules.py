@@ -13,10 +13,9 @@ import ast
 from collections.abc import Iterable
 
 from jinja2 import TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
 
 from app.course.content import LoadedCourse, LoadedStep, Problem
-from app.grading.explanations import explanation_problems
+from app.grading.explanations import explanation_problems, parsed
 from app.grading.expressions import expression_problems
 from simulator.errors import InputFileError
 from simulator.pricing import load_pricing
@@ -32,7 +31,7 @@ def _parses(expr: str) -> bool:
 
 def _template_parses(text: str) -> bool:
     try:
-        SandboxedEnvironment().parse(text)
+        parsed(text)
     except TemplateSyntaxError:
         return False
     return True
