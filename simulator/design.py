@@ -366,6 +366,13 @@ class SagaSection(_Section):
     irreversible_steps_last: bool = False
     max_compensation_attempts: int = Field(3, ge=1, le=100)
     escalate_to_human_queue: bool = False
+    approval_deadline_hours: float | None = Field(
+        None,
+        gt=0,
+        le=24 * 365,
+        description="A human approval the saga waits for expires after this long: the saga emits "
+        "an expiry event and compensates what it holds. null = it waits forever.",
+    )
 
 
 class ToolsSection(_Section):
