@@ -1,0 +1,247 @@
+"""The JSON API: ``POST /api/v1/grade`` and ``POST /api/v1/simulate`` (documented in OpenAPI).
+
+Both take a design as a JSON body (``application/json``: the design file's fields as JSON), as
+YAML (``application/yaml``) or as an uploaded file (``multipart/form-data``, field ``design``),
+and answer with the same JSON as the CLI for the same design and seed: ``designlab grade
+--format json`` (contract 3) and ``designlab simulate --json`` (a SimulationResult with its cost).
+Grading and simulating run in worker threads, at most ``MAX_CONCURRENT_RUNS`` at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+from starlette.datastructures import UploadFile
+
+from app.course.content import LoadedCourse
+from app.errors import BadInput, DesignlabError, NotFound
+from app.grading.grader import (
+    CourseMaterial,
+    error_result,
+    grade,
+    input_problems,
+    run_scenario,
+)
+from app.grading.result import GradeResult, InputProblem
+from app.web.deps import get_course
+from simulator.design import Design
+from simulator.errors import FieldError, InputFileError
+from simulator.files import MAX_FILE_BYTES, load_model
+from simulator.pricing import Pricing, load_pricing
+from simulator.result import SimulationResult
+
+MAX_CONCURRENT_RUNS = 2
+"""Grades and simulations computed at once; more wait their turn (the machine has 2 cores)."""
+
+_limiter: anyio.CapacityLimiter | None = None
+
+JSON_TYPES = ("application/json",)
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
+FORM_FIELD = "design"
+
+router = APIRouter(prefix="/api/v1", tags=["grading"])
+
+
+class UnsupportedMediaType(DesignlabError):
+    """The request body is neither JSON, YAML nor a multipart upload."""
+
+    status = 415
+    title = "Unsupported media type"
+
+
+def _run_limiter() -> anyio.CapacityLimiter:
+    global _limiter
+    if _limiter is None:
+        _limiter = anyio.CapacityLimiter(MAX_CONCURRENT_RUNS)
+    return _limiter
+
+
+_DESIGN_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "The design: JSON with the design file's fields, YAML text, or an upload.",
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/Design"}},
+            "application/yaml": {"schema": {"type": "string", "description": "design.yaml text"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": [FORM_FIELD],
+                    "properties": {
+                        FORM_FIELD: {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "design.yaml",
+                        }
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+async def _design_text(request: Request) -> tuple[str, str]:
+    """The body's design text and a file name for error messages; raises BadInput or 415."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media == "multipart/form-data":
+        form = await request.form(max_files=1, max_fields=4)
+        upload = form.get(FORM_FIELD)
+        if not isinstance(upload, UploadFile):
+            raise BadInput(
+                f"Upload the design as the form field {FORM_FIELD!r}.",
+                [FieldError("request", None, FORM_FIELD, "missing file")],
+            )
+        data = await upload.read(MAX_FILE_BYTES + 1)
+        name = upload.filename or "design.yaml"
+    elif media in JSON_TYPES or media in YAML_TYPES:
+        data = await request.body()
+        name = "design.json" if media in JSON_TYPES else "design.yaml"
+    else:
+        raise UnsupportedMediaType(
+            f"Send the design as application/json, application/yaml or multipart/form-data "
+            f"(got {media or 'no content type'})."
+        )
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInput(
+            f"The design is larger than {MAX_FILE_BYTES:,} bytes.",
+            [FieldError(name, None, "", "file too large")],
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            "The design is not UTF-8 text.", [FieldError(name, None, "", str(exc))]
+        ) from exc
+    if media in JSON_TYPES:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadInput(
+                "The body is not valid JSON.", [FieldError(name, exc.lineno, "", exc.msg)]
+            ) from exc
+    return text, name
+
+
+def _parse_design(text: str, name: str) -> Design:
+    """A Design from JSON or YAML text (JSON is read as YAML to keep line numbers)."""
+    return load_model(Design, text, name)
+
+
+@lru_cache(maxsize=8)
+def _pricing(path: Path, mtime_ns: int) -> Pricing:
+    return load_pricing(path)
+
+
+def get_material(course: Annotated[LoadedCourse, Depends(get_course)]) -> CourseMaterial:
+    """The course and its pricing catalog (re-read when the catalog file changes)."""
+    assert course.course is not None
+    path = course.root / course.course.pricing
+    try:
+        pricing = _pricing(path, path.stat().st_mtime_ns)
+    except (OSError, InputFileError) as exc:
+        errors = (
+            exc.errors
+            if isinstance(exc, InputFileError)
+            else [FieldError(str(path), None, "", str(exc))]
+        )
+        raise DesignlabError("The course's pricing catalog cannot be loaded.", errors) from exc
+    return CourseMaterial(course, pricing)
+
+
+MaterialDep = Annotated[CourseMaterial, Depends(get_material)]
+SeedQuery = Annotated[
+    int | None,
+    Query(ge=0, le=2**63 - 1, description="Seed for every scenario; default: each scenario's own."),
+]
+
+
+@router.get(
+    "/designs/default",
+    response_model=Design,
+    summary="The design a learner starts from",
+    description="Every field at its default: a plausible design that is not yet durable. "
+    "Its schema is the design file's (contract 1).",
+)
+def default_design() -> Design:
+    """The default design."""
+    return Design()
+
+
+@router.post(
+    "/grade",
+    response_model=GradeResult,
+    summary="Grade a design against every step",
+    description="Runs every step's checks and scenarios for the design, like `designlab grade "
+    "DESIGN --format json`. 200 with status pass or fail; 422 with status error and `errors` "
+    "naming the file, line and field when the design is not valid.",
+    responses={
+        422: {"model": GradeResult, "description": "The design is not valid (status error)."},
+        415: {"description": "The body is not JSON, YAML or a multipart upload."},
+    },
+    openapi_extra=_DESIGN_BODY,
+)
+async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery = None) -> Response:
+    """Grade the posted design; the body is the result of contract 3."""
+    try:
+        text, name = await _design_text(request)
+        design = _parse_design(text, name)
+    except InputFileError as exc:
+        problems = input_problems(exc)
+        message = f"{problems[0].file} is not a valid design: {len(problems)} problem(s)"
+        result = error_result(problems, message, seed=seed, material=material)
+        return _json(result, 422)
+    except BadInput as exc:
+        problems = [InputProblem.from_field_error(f) for f in exc.fields]
+        return _json(error_result(problems, exc.detail, seed=seed, material=material), 422)
+    result = await anyio.to_thread.run_sync(
+        lambda: grade(design, material, seed=seed), limiter=_run_limiter()
+    )
+    return _json(result, 200)
+
+
+@router.post(
+    "/simulate",
+    response_model=SimulationResult,
+    summary="Simulate a design under one of the course's scenarios",
+    description="Like `designlab simulate DESIGN --scenario NAME --json`: metrics, time series "
+    "and the monthly cost against the course budget.",
+    responses={
+        404: {"description": "No scenario of that name in the course."},
+        415: {"description": "The body is not JSON, YAML or a multipart upload."},
+        422: {"description": "The design is not valid; `fields` names file, line and field."},
+    },
+    openapi_extra=_DESIGN_BODY,
+)
+async def simulate_design(
+    request: Request,
+    material: MaterialDep,
+    scenario: Annotated[str, Query(description="A scenario of the course, e.g. peak.")],
+    seed: SeedQuery = None,
+) -> Response:
+    """Simulate the posted design; the body is a SimulationResult with its cost."""
+    chosen = material.loaded.scenarios.get(scenario)
+    if chosen is None:
+        names = ", ".join(sorted(material.loaded.scenarios)) or "none"
+        raise NotFound(f"No scenario {scenario!r} in the course; choose one of: {names}.")
+    text, name = await _design_text(request)
+    try:
+        design = _parse_design(text, name)
+    except InputFileError as exc:
+        raise BadInput("The design is not valid.", exc.errors) from exc
+    run_seed = chosen.seed if seed is None else seed
+    result = await anyio.to_thread.run_sync(
+        lambda: run_scenario(design, chosen, run_seed, material), limiter=_run_limiter()
+    )
+    return Response(result.model_dump_json(), media_type="application/json")
+
+
+def _json(result: GradeResult, status: int) -> Response:
+    """The result serialised exactly as the CLI's JSON (same model, same serialiser)."""
+    return Response(result.model_dump_json(), status_code=status, media_type="application/json")

@@ -1,0 +1,137 @@
+"""POST /api/v1/grade and /api/v1/simulate: the CLI's JSON for JSON, YAML and uploaded designs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from app.api.router import router
+from app.cli import main as cli
+from app.main import create_app
+
+FIXTURE = Path(__file__).resolve().parents[1] / "grading" / "fixtures" / "course"
+REFERENCE = FIXTURE / "designs" / "reference.yaml"
+THIN_LOG = FIXTURE / "designs" / "bad" / "thin-log.yaml"
+
+
+@pytest.fixture
+def api(make_settings):
+    app = create_app(make_settings(steps_dir=FIXTURE))
+    if not any(getattr(r, "path", "") == "/api/v1/grade" for r in app.routes):
+        app.include_router(router)
+    with TestClient(app) as client:
+        yield client
+
+
+def cli_json(design: Path, *extra: str) -> dict:
+    outcome = CliRunner().invoke(
+        cli, ["grade", str(design), "--format", "json", "--steps-dir", str(FIXTURE), *extra]
+    )
+    assert outcome.exit_code in (0, 1), outcome.output
+    return json.loads(outcome.stdout)
+
+
+def test_json_body_gives_the_cli_result(api):
+    """The design posted as JSON grades exactly as `designlab grade --format json`."""
+    design = yaml.safe_load(THIN_LOG.read_text())
+    response = api.post("/api/v1/grade", json=design)
+    assert response.status_code == 200
+    assert response.json() == cli_json(THIN_LOG)
+    assert response.json()["status"] == "fail"
+
+
+def test_yaml_upload_gives_the_cli_result(api):
+    """A multipart upload of design.yaml, with a seed, equals the CLI with that seed."""
+    files = {"design": ("design.yaml", REFERENCE.read_bytes(), "application/yaml")}
+    response = api.post("/api/v1/grade?seed=11", files=files)
+    assert response.status_code == 200
+    assert response.json() == cli_json(REFERENCE, "--seed", "11")
+    assert response.json()["seed"] == 11
+
+
+def test_raw_yaml_body_is_accepted(api):
+    """application/yaml text works as well as an upload."""
+    response = api.post(
+        "/api/v1/grade",
+        content=REFERENCE.read_bytes(),
+        headers={"content-type": "application/yaml"},
+    )
+    assert response.status_code == 200
+    assert response.json()["status"] == "pass"
+
+
+def test_an_invalid_design_is_422_naming_file_line_and_field(api):
+    """partitions: 0 in an upload: status error, the upload's name, line 4 and the field."""
+    files = {
+        "design": ("mine.yaml", b"version: 1\nname: x\nevent_log:\n  partitions: 0\n", "text/yaml")
+    }
+    response = api.post("/api/v1/grade", files=files)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["status"] == "error"
+    assert body["errors"] == [
+        {
+            "file": "mine.yaml",
+            "line": 4,
+            "field": "event_log.partitions",
+            "message": "Input should be greater than or equal to 1",
+        }
+    ]
+
+
+def test_json_errors_keep_their_line(api):
+    """A JSON body is read with line tracking: the bad field's line is reported."""
+    body = '{\n  "version": 1,\n  "event_log": {\n    "partitions": "many"\n  }\n}'
+    response = api.post("/api/v1/grade", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    [error] = response.json()["errors"]
+    assert (error["file"], error["line"], error["field"]) == (
+        "design.json",
+        4,
+        "event_log.partitions",
+    )
+
+
+def test_malformed_json_is_422(api):
+    """Broken JSON is bad input with the line of the syntax error."""
+    response = api.post(
+        "/api/v1/grade",
+        content='{\n  "version": 1,,\n}',
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["line"] == 2
+
+
+def test_other_media_types_are_415(api):
+    """Plain text is refused with 415 and the accepted types."""
+    response = api.post("/api/v1/grade", content="x", headers={"content-type": "text/plain"})
+    assert response.status_code == 415
+    assert "application/yaml" in response.json()["error"]["detail"]
+
+
+def test_simulate_needs_a_known_scenario(api):
+    """The fixture course has no scenarios: 404 naming the choice."""
+    response = api.post("/api/v1/simulate?scenario=peak", json={"version": 1})
+    assert response.status_code == 404
+    assert "No scenario 'peak'" in response.json()["error"]["detail"]
+
+
+def test_openapi_documents_both_endpoints_and_body_types(api):
+    """Both routes, their response models and the three body types are in the OpenAPI docs."""
+    spec = api.get("/api/openapi.json").json()
+    grade = spec["paths"]["/api/v1/grade"]["post"]
+    assert set(grade["requestBody"]["content"]) == {
+        "application/json",
+        "application/yaml",
+        "multipart/form-data",
+    }
+    ok = grade["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/GradeResult"}
+    assert "/api/v1/simulate" in spec["paths"]
+    assert {"Design", "GradeResult", "SimulationResult"} <= set(spec["components"]["schemas"])
