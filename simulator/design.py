@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Section(BaseModel):
-    """Base of every design section: unknown fields are errors, values are validated on assignment."""
+    """Base of every design section: unknown fields are errors; assignments are validated."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -57,10 +57,14 @@ class ApiSection(_Section):
         200, description="Status when a key is reused with a different payload (422)."
     )
     key_in_progress_status: Literal[409, 425, 200] = Field(
-        200, description="Status when the same key arrives while the first request still runs (409)."
+        200,
+        description="Status when the same key arrives while the first request still runs (409).",
     )
     idempotency_key_retention_hours: float = Field(
-        24, ge=0, le=24 * 365, description="How long the API remembers a key and its saved response."
+        24,
+        ge=0,
+        le=24 * 365,
+        description="How long the API remembers a key and its saved response.",
     )
     outcome_delivery: OutcomeDelivery = OutcomeDelivery.polling
 
@@ -69,7 +73,8 @@ class DataModelSection(_Section):
     """Tables behind the workflow and how they relate to the event log."""
 
     append_only_event_log: bool = Field(
-        False, description="Every change of a run is appended as an event; nothing is updated in place."
+        False,
+        description="Every change of a run is appended as an event; nothing is updated in place.",
     )
     dedupe_table_unique_key: bool = Field(
         False, description="processed_events has a unique constraint on the event id."
@@ -124,7 +129,9 @@ class EventLogSection(_Section):
     min_insync_replicas: int = Field(1, ge=1, le=9)
     acks: Acks = Acks.leader
     enable_idempotence: bool = Field(False, description="Idempotent producer (needs acks=all).")
-    retention_hours: float = Field(168, gt=0, le=24 * 365, description="Kafka default log retention.")
+    retention_hours: float = Field(
+        168, gt=0, le=24 * 365, description="Kafka default log retention."
+    )
     auto_offset_reset: AutoOffsetReset = AutoOffsetReset.latest
 
     @model_validator(mode="after")
@@ -297,7 +304,10 @@ class OrchestrationSection(_Section):
         None, ge=1, le=1000, description="Cap on researcher subagents per run; null = no cap."
     )
     token_budget_per_run: int | None = Field(
-        None, ge=1, le=100_000_000, description="Tokens a run may spend before it stops; null = none."
+        None,
+        ge=1,
+        le=100_000_000,
+        description="Tokens a run may spend before it stops; null = none.",
     )
     workflow_id_is_business_id: bool = Field(
         False, description="The workflow id is the run's business id, so a repeat start is a no-op."

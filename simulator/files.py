@@ -49,20 +49,28 @@ def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
     defence: anchors are refused), or nesting deeper than MAX_DEPTH.
     """
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
-        raise InputFileError([FieldError(filename, None, "", f"file larger than {MAX_FILE_BYTES} bytes")])
+        raise InputFileError(
+            [FieldError(filename, None, "", f"file larger than {MAX_FILE_BYTES} bytes")]
+        )
     try:
         node = yaml.compose(text, Loader=_LineLoader)
         if node is None:
             return None, {}
         lines: Lines = {}
         _walk(node, (), lines, 0)
-        if "*" in text and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=_LineLoader)):
-            raise InputFileError([FieldError(filename, None, "", "YAML aliases (*name) are not allowed")])
+        if "*" in text and any(
+            isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=_LineLoader)
+        ):
+            raise InputFileError(
+                [FieldError(filename, None, "", "YAML aliases (*name) are not allowed")]
+            )
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
-        raise InputFileError([FieldError(filename, line, "", f"YAML syntax: {exc.problem}")]) from exc
+        raise InputFileError(
+            [FieldError(filename, line, "", f"YAML syntax: {exc.problem}")]
+        ) from exc
     except yaml.YAMLError as exc:
         raise InputFileError([FieldError(filename, None, "", f"YAML: {exc}")]) from exc
     return data, lines
@@ -133,7 +141,9 @@ def read_text(path: Path) -> str:
     """Read a UTF-8 file; raise InputFileError (not OSError) when it cannot be read."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise InputFileError([FieldError(str(path), None, "", f"file larger than {MAX_FILE_BYTES} bytes")])
+            raise InputFileError(
+                [FieldError(str(path), None, "", f"file larger than {MAX_FILE_BYTES} bytes")]
+            )
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFileError([FieldError(str(path), None, "", f"cannot read: {exc}")]) from exc

@@ -64,7 +64,7 @@ class Check(_Doc):
 
 
 class Step(_Doc):
-    """One step of the course: ``<folder>/step.yaml``; its narrative is ``narrative.md`` beside it."""
+    """One step of the course: ``<folder>/step.yaml``, with ``narrative.md`` beside it."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     title: str
@@ -76,8 +76,8 @@ class Step(_Doc):
     recap: str = ""
     figures: dict[str, str] = Field(
         default_factory=dict,
-        description="Named expressions (same names as a check's expr) evaluated against the reference "
-        "design and the step's scenario; narrative.md shows them as {{ figures.name }}.",
+        description="Named expressions (same names as a check's expr) evaluated against the "
+        "reference design and the step's scenario; narrative.md shows them as {{ figures.name }}.",
     )
 
 
