@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from app.errors import BadInput, DesignlabError, NotFound
 from app.web.templating import is_htmx, render
-from simulator.errors import FieldError
+from simulator.errors import FieldError, InputFileError
 
 log = logging.getLogger("designlab")
 
@@ -60,6 +60,11 @@ async def _designlab_error(request: Request, exc: Exception) -> Response:
     return error_response(request, exc)
 
 
+async def _input_file_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, InputFileError)
+    return error_response(request, BadInput("The file is not valid.", exc.errors))
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
@@ -89,6 +94,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def install(app: FastAPI) -> None:
     """Register the error handlers on ``app``."""
     app.add_exception_handler(DesignlabError, _designlab_error)
+    app.add_exception_handler(InputFileError, _input_file_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from app.designs import save_design
-from app.errors import CourseUnavailable
+from app.errors import BadInput, CourseUnavailable
 from app.models import StepStatus
 from app.progress import mark_in_progress, resume_step, standings
 from app.web.auth import current_or_guest_learner
@@ -81,7 +81,7 @@ async def save_decisions(
         )
         return render(request, "step.html", context, block="decisions", status_code=422)
     learner = current_or_guest_learner(request, session, user)
-    expected = int(form.get("design_version", base["design_version"]))
+    expected = _version(form.get("design_version"), base["design_version"])
     save_design(session, learner.id, course.course.id, design, expected)
     mark_in_progress(session, learner.id, course.course.id, step.slug)
     if not is_htmx(request):
@@ -89,3 +89,13 @@ async def save_decisions(
     context = step_page_context(request, session, settings, course, step, learner, saved=True)
     return render(request, "step.html", context, block="decisions")
 
+
+
+def _version(sent: str | None, current: int) -> int:
+    """The design version the form was rendered with (the current one if the form had none)."""
+    if sent is None:
+        return current
+    try:
+        return int(sent)
+    except ValueError as exc:
+        raise BadInput(f"design_version must be a whole number, not {sent!r}") from exc

@@ -38,3 +38,28 @@ def test_an_unknown_path_uses_the_same_error_page(course_client):
     response = course_client.get("/nowhere")
     assert response.status_code == 404
     assert soup(response).select_one(".error-box h2").get_text() == "Not found"
+
+
+def test_an_input_file_error_is_a_422_naming_file_line_and_field(course_client):
+    from fastapi import APIRouter
+
+    from simulator.design import Design
+    from simulator.files import load_model
+
+    router = APIRouter()
+
+    @router.get("/api/v1/broken-design")
+    def broken() -> None:
+        load_model(Design, "version: 1\nevent_log:\n  partitions: 0\n", "design.yaml")
+
+    course_client.app.include_router(router)
+    response = course_client.get("/api/v1/broken-design")
+    assert response.status_code == 422
+    assert response.json()["error"]["fields"] == [
+        {
+            "file": "design.yaml",
+            "line": 3,
+            "field": "event_log.partitions",
+            "message": "Input should be greater than or equal to 1",
+        }
+    ]
