@@ -1,5 +1,32 @@
 """designlab's discrete-event simulator of durable multi-agent workflows (no web imports)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 SIMULATOR_VERSION = "1.0.0"
 
-__all__ = ["SIMULATOR_VERSION"]
+if TYPE_CHECKING:
+    from simulator.design import Design
+    from simulator.result import SimulationResult
+    from simulator.scenario import Scenario
+
+
+def simulate(
+    design: Design,
+    scenario: Scenario,
+    seed: int | None = None,
+    *,
+    pricing: Any = None,
+    budget_usd: float | None = None,
+) -> SimulationResult:
+    """Simulate ``design`` under ``scenario``; see :func:`simulator.engine.run.simulate`.
+
+    Imported lazily so that reading a design or scenario does not load numpy and SimPy.
+    """
+    from simulator.engine.run import simulate as run
+
+    return run(design, scenario, seed, pricing=pricing, budget_usd=budget_usd)
+
+
+__all__ = ["SIMULATOR_VERSION", "simulate"]

@@ -23,6 +23,10 @@ class GroupMetrics(_Out):
     lag_total_max: int
     busy_partitions_max: int
     instances_alive_min: int
+    mean_step_s: float = Field(0.0, description="Measured mean step time of processed events.")
+    latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
+    latency_p95_s: float = 0.0
+    wait_mean_s: float = Field(0.0, description="Mean arrival-to-start time (queueing), seconds.")
 
 
 class Metrics(_Out):
@@ -43,6 +47,16 @@ class Metrics(_Out):
     latency_p95_s: float
     latency_p99_s: float
     in_flight_mean: float = 0.0
+    latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
+    wait_mean_s: float = Field(
+        0.0, description="Mean time from arrival to the step's start (queueing, 429 waits), seconds."
+    )
+    dedupe_skipped: int = Field(
+        0, description="Redelivered events skipped because dedupe had seen them (no effect)."
+    )
+    cache_hits: int = Field(
+        0, description="Repeated agent steps answered by the response cache (no model call)."
+    )
     redelivered: int = 0
     duplicate_effects: int = 0
     lost: int = 0

@@ -1,0 +1,132 @@
+"""Simulator speed: simulated step events per wall second, against a bare SimPy loop, and peak RSS.
+
+Run: ``python benchmarks/simulator.py`` (one core is enough; nothing else should be running).
+Prints one line per figure:
+
+- (a) the worked sizing example (seed 000): 20 step events/s, 2.0 s constant steps, 48 partitions
+  on 4 x 12, max.poll.records 50, commit after each batch, every agent worker down for 180 s;
+- (b) 15 minutes at 500 step events/s with the course mix (20 model calls, 12 tool calls and 40
+  state writes per run, lognormal and exponential step times, Poisson runs keyed by run id);
+- a bare SimPy loop (one process yielding ``env.timeout``) measured in the same run, and the
+  ratio of (b) to it;
+- the process's peak resident set size.
+
+Each figure is the best of ``--repeat`` runs (default 3) of ``simulate`` end to end: workload
+generation, the simulation and the result model. Target (issue 3): (b) >= 250,000 step events/s,
+peak RSS <= 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import simpy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from simulator import simulate  # noqa: E402
+from simulator.design import Design  # noqa: E402
+from simulator.scenario import Scenario  # noqa: E402
+
+WORKED_DESIGN = {
+    "name": "worked sizing example",
+    "event_log": {"partitions": 48, "partition_key": "event_id"},
+    "delivery": {"commit": "after_processing", "dedupe": "durable_same_transaction"},
+    "consumers": {
+        "agent": {"instances": 4, "concurrency_per_instance": 12, "max_poll_records": 50}
+    },
+    "model": {"primary": {"rpm": 100_000, "tpm": 1_000_000_000, "max_concurrency": 1000}},
+}
+WORKED_SCENARIO = {
+    "name": "worked-example",
+    "duration_seconds": 1800,
+    "deterministic": True,
+    "load": {
+        "runs_per_second": None,
+        "step_events_per_second": 20,
+        "step_time": {"agent_step": {"distribution": "constant", "mean_seconds": 2.0}},
+    },
+    "faults": [
+        {"kind": "worker_crash", "at_seconds": 300, "duration_seconds": 180, "instances": "all"}
+    ],
+}
+
+MIX_DESIGN = {
+    "name": "500 step events/s",
+    "event_log": {"partitions": 384, "partition_key": "run_id"},
+    "delivery": {"commit": "after_processing", "dedupe": "durable_same_transaction"},
+    "consumers": {
+        "agent": {"instances": 32, "concurrency_per_instance": 12, "max_poll_records": 50},
+        "tool": {"instances": 8, "concurrency_per_instance": 48, "max_poll_records": 100},
+        "state": {"instances": 4, "concurrency_per_instance": 96, "max_poll_records": 500},
+    },
+    "orchestration": {"pattern": "orchestrator_worker", "max_subagents": 5},
+    "model": {"primary": {"rpm": 12_000, "tpm": 20_000_000, "max_concurrency": 400}},
+    "tools": {"runners": 16, "concurrency_per_runner": 4},
+}
+MIX_SCENARIO = {
+    "name": "mix-500",
+    "duration_seconds": 900,
+    "load": {"runs_per_second": 500 / 72},
+}
+
+
+def bare_simpy_rate(n: int = 1_000_000) -> float:
+    """Timeouts per wall second of one SimPy process yielding ``n`` timeouts."""
+    env = simpy.Environment()
+
+    def loop() -> simpy.events.ProcessGenerator:
+        for _ in range(n):
+            yield env.timeout(1.0)
+
+    env.process(loop())
+    start = time.perf_counter()
+    env.run()
+    return n / (time.perf_counter() - start)
+
+
+def events_per_second(design: Design, scenario: Scenario, repeat: int) -> tuple[float, int]:
+    """Best step events per wall second over ``repeat`` runs, and the step events of one run."""
+    best = 0.0
+    events = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = simulate(design, scenario, 1)
+        wall = time.perf_counter() - start
+        events = result.metrics.arrivals
+        best = max(best, events / wall)
+    return best, events
+
+
+def main() -> None:
+    """Print the benchmark lines."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    worked_rate, worked_n = events_per_second(
+        Design.model_validate(WORKED_DESIGN), Scenario.model_validate(WORKED_SCENARIO), args.repeat
+    )
+    print(
+        f"(a) worked example with 180 s outage: {worked_rate:,.0f} step events/s "
+        f"({worked_n:,} step events)"
+    )
+    mix_rate, mix_n = events_per_second(
+        Design.model_validate(MIX_DESIGN), Scenario.model_validate(MIX_SCENARIO), args.repeat
+    )
+    print(
+        f"(b) 15 min at 500 step events/s, course mix: {mix_rate:,.0f} step events/s "
+        f"({mix_n:,} step events)"
+    )
+    bare = max(bare_simpy_rate() for _ in range(args.repeat))
+    print(f"bare SimPy timeout loop: {bare:,.0f} timeouts/s")
+    print(f"ratio (b) / bare SimPy: {mix_rate / bare:.2f}")
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: {rss_mb:,.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

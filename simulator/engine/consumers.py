@@ -1,0 +1,1008 @@
+"""A consumer group reading its topic: assignment, polls, commits, lag, crashes and redelivery.
+
+This module is the simulator's data plane. It processes a group's step events *in time order*
+with one heap of "next thing this partition does" times, and is driven by the SimPy control plane
+(``simulator.engine.run``): every control event (a sample, an auto-commit tick, a crash, a
+rebalance) first calls :meth:`ConsumerGroup.advance` up to its time and then changes the group.
+No SimPy process or timeout exists per step event; per event the work is a few arithmetic
+operations and one heap operation.
+
+Model (Kafka consumer semantics, simplified where the docstrings say so):
+
+- **Ownership**: partitions are assigned to live members by ``simulator.assignment.rebalance``
+  (range, round robin, cooperative sticky, as Kafka computes them). Member ``i`` of the agent group
+  has id ``agent-i`` (zero padded, so string order is numeric order).
+- **One event at a time per partition** (per-key order). Between polls the partition's events are
+  processed back to back: event ``k`` starts at ``max(arrival_k, finish_{k-1})`` or later if the
+  shared resource (model provider, runner fleet, state store) makes it wait: the Lindley
+  recursion, evaluated in global time order so shared limits are honoured exactly.
+- **Concurrency**: an instance works on at most ``concurrency_per_instance`` partitions at once;
+  a partition holds one of its instance's slots for a whole poll batch. When an instance owns more
+  partitions than slots, partitions with records wait for a slot first come first served.
+- **Poll batches**: an instance's ``max_poll_records`` are shared by the partitions it processes at
+  once: a partition fetches at most ``max(1, max_poll_records // min(owned, slots))`` records per
+  poll, and only records already in the log (a poll with nothing to fetch parks the partition until
+  its next arrival, like a long poll). So the records an instance has fetched and not committed stay
+  within about one ``max_poll_records``, as Kafka's one-poll-at-a-time loop keeps them.
+- **Commits**: ``after_processing`` commits at the end of each batch; ``before_processing`` commits
+  the whole batch when it is fetched; ``auto`` commits every instance's fetched positions every
+  ``auto_commit_interval_ms`` (:meth:`ConsumerGroup.auto_commit`, called by the control plane),
+  which can run ahead of the work.
+- **Lag** of a partition at time ``t`` is its log-end offset (events arrived by ``t``) minus its
+  committed offset.
+- **Crash** (:meth:`ConsumerGroup.crash`): the member's in-progress step is abandoned (its model
+  call was paid and still occupies the provider), nothing more is committed, and its partitions
+  wait.
+  Records the crashed member fetched after the committed offset are *redelivered* when a new owner
+  polls from the committed offset; records it had completed after the committed offset are applied
+  again (a *duplicate effect*) unless dedupe skips them; records between its completed position and
+  a committed offset that ran ahead are *lost*. With ``mid_batch = False`` the member stops at the
+  end of its current batches instead.
+- **Dedupe**: ``durable_same_transaction`` skips every redelivered record already applied (within
+  ``dedupe_key_retention_hours``); ``in_memory`` skips it only when the member that applied it is
+  still the same live process; ``none`` applies it again. A repeated agent step is a repeated model
+  call (and its tokens) unless the response cache holds its answer (within ``cache.ttl_hours``),
+  in which case it takes no time and no call. A repeated tool call with an idempotency key derived
+  from the event id has no second effect.
+- **Rebalance** (:meth:`ConsumerGroup.rebalance`): eager strategies (range, round robin) revoke
+  every partition; each member finishes the batch it is processing, commits, and only when all have
+  done so does the new assignment start, after :data:`REBALANCE_SYNC_S` (join and sync). Cooperative
+  sticky revokes only the partitions that move; each moves as soon as its batch is done.
+- **Retries**: a step the resource rejects (HTTP 429 or unavailable) is retried by the same consumer
+  with backoff: the model's retry policy for agent steps, ``failures.retry`` for tool calls and
+  state writes. When the model policy's attempts run out the step has *failed*; a failed step is
+  retried under ``failures.retry`` and, when that limit is reached too, dead-lettered (with a
+  dead-letter queue) or dropped (counted as lost).
+
+Extension points for the faults layer (issue "Simulator faults"):
+
+- instance down windows: :meth:`ConsumerGroup.crash` / :meth:`ConsumerGroup.restart` (the control
+  plane in ``run.py`` schedules them and the session-timeout detection);
+- a rebalance at any time: :meth:`ConsumerGroup.rebalance` (``pause_s`` delays the new assignment);
+- resource unavailability: ``stage.add_outage(start, end)`` on the provider, runner pool or state
+  store;
+- per-event failures (poison): :attr:`Partition.fail_attempts` maps an offset to the attempts that
+  fail (``-1`` = every attempt); :meth:`ConsumerGroup.step_failed` is the failure path;
+- slow batches: :meth:`ConsumerGroup.poll_interval_exceeded` is called at the end of a batch that
+  took longer than ``max_poll_interval_ms``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import heapq
+import math
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from simulator.assignment import member_ids
+from simulator.assignment import rebalance as kafka_rebalance
+from simulator.design import (
+    AssignmentStrategy,
+    CommitMode,
+    Dedupe,
+    Design,
+    IdempotencyKeyFrom,
+    RetryPolicy,
+)
+from simulator.design import ConsumerGroup as GroupConfig
+from simulator.engine.eventlog import Topic
+from simulator.engine.provider import REJECT_429, backoff_seconds
+
+PBITS = 12
+"""Bits of a heap key that hold the partition (at most 4096 partitions, the design's limit)."""
+MASK = (1 << PBITS) - 1
+TICKS_PER_S = 1e9
+"""Heap keys order times to the nanosecond."""
+
+REBALANCE_SYNC_S = 1.0
+"""Seconds from the end of revocation to the new assignment processing (JoinGroup + SyncGroup)."""
+
+NAN = math.nan
+
+# Partition states.
+IDLE = 0  # in the heap at its next arrival time; holds no slot
+ACTIVE = 1  # holds a slot; in the heap at the finish of its step (or now, between steps)
+RETRY = 2  # holds a slot; in the heap at the time of its next attempt
+WAIT_SLOT = 3  # has records, waits for an instance slot; not in the heap
+PARKED = 4  # no owner (crashed, revoked, or waiting for a rebalance); not in the heap
+POLL = 5  # was handed a slot; in the heap now, polls next
+DONE = 6  # every event processed; not in the heap
+
+REVOKE_NONE = 0
+REVOKE_REBALANCE = 1
+REVOKE_STOP = 2
+
+
+class Stage(Protocol):
+    """The shared resource a group's step uses (provider, runner pool, state store)."""
+
+    def admit(self, t: float, step_s: float) -> float:
+        """Finish time of a step tried at ``t``, or a negative rejection code."""
+        ...
+
+    def add_outage(self, start: float, end: float) -> None:
+        """Make the resource unavailable in ``[start, end)``."""
+        ...
+
+
+class Partition:
+    """One partition of the topic and its consumer-side state.
+
+    Offsets are indexes into ``arrival``/``step`` (offset 0 is the first event of the window).
+    ``pos``: next offset to start; ``cur``: offset in progress or -1; ``batch_end``: end of the
+    fetched batch (exclusive); ``committed``: committed offset; ``hw``: first offset never completed
+    (every offset below it completed at least once, or was given up); ``started_max``: one past the
+    highest offset ever started; ``next_t``: time of its heap entry; ``refetch_until``: offsets
+    below it were fetched before, so
+    fetching them again is a redelivery. ``first_finish`` / ``first_start``: per offset, seconds
+    (NaN until it happens).
+    """
+
+    __slots__ = (
+        "pid",
+        "arrival",
+        "step",
+        "first_finish",
+        "first_start",
+        "n",
+        "arrived",
+        "pos",
+        "cur",
+        "busy_until",
+        "batch_end",
+        "batch_t",
+        "committed",
+        "hw",
+        "started_max",
+        "refetch_until",
+        "owner",
+        "state",
+        "attempt",
+        "failures",
+        "bsize",
+        "slot",
+        "revoking",
+        "memory",
+        "fail_attempts",
+        "next_t",
+    )
+
+    def __init__(self, pid: int, arrival: list[float], step: list[float]):
+        self.pid = pid
+        self.arrival = arrival
+        self.step = step
+        self.n = len(arrival)
+        self.first_finish: list[float] = [NAN] * self.n
+        self.first_start: list[float] = [NAN] * self.n
+        self.arrived = 0
+        self.pos = 0
+        self.cur = -1
+        self.busy_until = 0.0
+        self.batch_end = 0
+        self.batch_t = 0.0
+        self.committed = 0
+        self.hw = 0
+        self.started_max = 0
+        self.refetch_until = 0
+        self.owner = -1
+        self.state = PARKED
+        self.attempt = 0
+        self.failures = 0
+        self.bsize = 1
+        self.slot = False
+        self.revoking = REVOKE_NONE
+        self.memory = -1
+        self.fail_attempts: dict[int, int] | None = None
+        self.next_t = 0.0
+
+    def log_end(self, t: float) -> int:
+        """Events of this partition that arrived by ``t`` (its log-end offset)."""
+        return bisect.bisect_right(self.arrival, t)
+
+    def completed(self) -> int:
+        """Offset up to which this owner has completed (the in-progress step excluded)."""
+        return self.cur if self.cur >= 0 else self.pos
+
+
+class ConsumerGroup:
+    """One consumer group (``agent``, ``tool`` or ``state``) over its :class:`Topic`.
+
+    ``stage``: the shared resource each step needs (see :class:`Stage`). ``rng``: the group's own
+    ``random.Random`` (retry jitter). ``bins``: number of chart bins of ``bin_s`` seconds for error
+    counts. Counters (step events): ``processed`` (first completions), ``redelivered``,
+    ``duplicate_effects``, ``dedupe_skipped``, ``lost``, ``dead_lettered``, ``model_calls``,
+    ``model_calls_repeated``, ``cache_hits``, ``http_429s``, ``unavailable_errors``,
+    ``step_failures``, ``rebalances``, ``slow_batches``.
+
+    The heap holds one int key per scheduled partition, ``(round(t x 1e9) << 12) | partition``
+    (nanosecond order; the exact time is ``Partition.next_t``), which compares faster than tuples.
+
+    *Early completion*: when a step is the last of its batch and the partition's next record
+    arrives after the step finishes, the step's completion and batch commit are booked when it
+    starts and the partition's next heap visit is that arrival (one heap operation per event instead
+    of two). ``early_f[p]`` keeps the step's finish; the samplers count such steps as still in
+    flight (and their commit as not yet made) until then, and :meth:`settle` turns them back into
+    steps in progress before any control event looks at the partitions.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        design: Design,
+        config: GroupConfig,
+        topic: Topic,
+        stage: Stage,
+        rng: random.Random,
+        *,
+        retry_policy: RetryPolicy,
+        bin_s: float,
+        bins: int,
+        is_agent: bool = False,
+    ):
+        self.name = name
+        self.design = design
+        self.config = config
+        self.topic = topic
+        self.stage = stage
+        self.rng = rng
+        self.is_agent = is_agent
+        self.retry_policy = retry_policy
+        self.failure_policy = design.failures.retry
+        delivery = design.delivery
+        self.commit_mode = delivery.commit
+        self.dedupe = delivery.dedupe
+        self.dedupe_retention_s = delivery.dedupe_key_retention_hours * 3600.0
+        cache = design.model.cache
+        self.cache_ttl_s = cache.ttl_hours * 3600.0 if (is_agent and cache.enabled) else -1.0
+        self.tool_keyed = (
+            name == "tool"
+            and design.tools.side_effect_idempotency_key
+            and delivery.idempotency_key_from is IdempotencyKeyFrom.event_id
+        )
+        self.dlq = design.failures.dead_letter_queue.enabled
+        self.max_poll_interval_s = config.max_poll_interval_ms / 1000.0
+        self.session_timeout_s = config.session_timeout_ms / 1000.0
+        self.eager = config.assignment is not AssignmentStrategy.cooperative_sticky
+
+        if topic.partitions > 1 << PBITS:
+            raise ValueError(f"at most {1 << PBITS} partitions, got {topic.partitions}")
+        arr = topic.arrival_s
+        steps = topic.step_s
+        start = topic.start
+        self.parts: list[Partition] = []
+        for p in range(topic.partitions):
+            lo, hi = int(start[p]), int(start[p + 1])
+            self.parts.append(Partition(p, arr[lo:hi].tolist(), steps[lo:hi].tolist()))
+        self.partitions = topic.partitions
+
+        self.instances = config.instances
+        self.slots_per_instance = config.concurrency_per_instance
+        self.max_poll_records = config.max_poll_records
+        self.member_id = member_ids(self.instances, prefix=name)
+        self.alive = [True] * self.instances
+        self.incarnation = [0] * self.instances
+        self.free_slots = [self.slots_per_instance] * self.instances
+        self.limited = [False] * self.instances
+        self.waiting: list[deque[int]] = [deque() for _ in range(self.instances)]
+        self.assignment: list[int] = [-1] * self.partitions
+        self.pending_target: list[int] | None = None
+        self.revoke_wait: set[int] = set()
+        self.handover: dict[int, int] = {}
+        self.resume_at_s = 0.0
+        self.stopping: set[int] = set()
+
+        self.heap: list[int] = []
+        self.early_f: list[float] = [-math.inf] * self.partitions
+        self.early_first: list[bool] = [False] * self.partitions
+        self.bin_s = bin_s
+        self.errors = [0] * (bins + 1)
+        self.committed_sum = 0
+        self.busy = 0
+        self.busy_max = 0
+        self.alive_min = self.instances
+        self.processed = 0
+        self.started_first = 0
+        self.never_started_gone = 0
+        self.redelivered = 0
+        self.duplicate_effects = 0
+        self.dedupe_skipped = 0
+        self.lost = 0
+        self.dead_lettered = 0
+        self.model_calls = 0
+        self.model_calls_repeated = 0
+        self.cache_hits = 0
+        self.http_429s = 0
+        self.unavailable_errors = 0
+        self.step_failures = 0
+        self.rebalances = 0
+        self.slow_batches = 0
+        self.on_rebalance: Callable[[str, float], None] | None = None
+
+    # ------------------------------------------------------------------ heap helpers
+
+    def _push(self, part: Partition, t: float) -> None:
+        part.next_t = t
+        heapq.heappush(self.heap, (int(t * TICKS_PER_S) << PBITS) | part.pid)
+
+    def _replace_top(self, part: Partition, t: float) -> None:
+        """Replace the heap's top entry (which must be ``part``'s) by ``part`` at ``t``."""
+        part.next_t = t
+        heapq.heapreplace(self.heap, (int(t * TICKS_PER_S) << PBITS) | part.pid)
+
+    def _rebuild_heap(self) -> None:
+        parts = self.parts
+        self.heap[:] = [
+            (int(q.next_t * TICKS_PER_S) << PBITS) | q.pid
+            for q in parts
+            if q.state in (IDLE, ACTIVE, RETRY, POLL)
+        ]
+        heapq.heapify(self.heap)
+
+    # ------------------------------------------------------------------ control plane
+
+    def start(self, t: float = 0.0) -> None:
+        """Form the group at ``t``: every live member joins and the first assignment starts."""
+        self.rebalance(t, pause_s=0.0, count=False)
+
+    def members(self) -> list[int]:
+        """Indexes of the live members, in id order."""
+        return [i for i in range(self.instances) if self.alive[i] and i not in self.stopping]
+
+    def settle(self, t: float) -> None:
+        """Turn every early-completed step still running at ``t`` back into a step in progress.
+
+        Control events call this first, so a crash aborts such a step and a revocation waits for
+        it, exactly as without early completion.
+        """
+        early = self.early_f
+        changed = False
+        for p in range(self.partitions):
+            f = early[p]
+            if f > t:
+                changed = True
+                early[p] = -math.inf
+                part = self.parts[p]
+                e = part.pos - 1
+                if self.early_first[p]:
+                    part.first_finish[e] = NAN
+                    part.hw = e
+                    self.processed -= 1
+                if self.commit_mode is CommitMode.after_processing and part.committed == e + 1:
+                    part.committed = e
+                    self.committed_sum -= 1
+                part.cur = e
+                part.busy_until = f
+                part.next_t = f
+                part.state = ACTIVE
+                self.busy += 1
+        if changed:
+            self._rebuild_heap()
+
+    def rebalance(self, t: float, pause_s: float = REBALANCE_SYNC_S, count: bool = True) -> None:
+        """Recompute the assignment for the live members at ``t`` and hand partitions over.
+
+        Eager strategies revoke every partition and start the new assignment ``pause_s`` after the
+        last member finished its batch; cooperative sticky moves only the partitions that change
+        owner, each ``pause_s`` after its batch. ``count``: add to ``rebalances`` (the group's first
+        formation is not counted).
+        """
+        self.settle(t)
+        live = self.members()
+        previous: dict[str, list[tuple[str, int]]] = {}
+        for p, owner in enumerate(self.assignment):
+            if owner >= 0:
+                previous.setdefault(self.member_id[owner], []).append(("events", p))
+        ids = [self.member_id[i] for i in live]
+        outcome = kafka_rebalance(self.config.assignment, ids, self.partitions, previous)
+        index = {m: i for i, m in enumerate(self.member_id)}
+        target = [-1] * self.partitions
+        for member, tps in outcome.assignment.items():
+            for _, p in tps:
+                target[p] = index[member]
+        if count and live:
+            self.rebalances += outcome.rebalances
+            if self.on_rebalance is not None:
+                self.on_rebalance(self.name, t)
+        self.resume_at_s = pause_s
+        moving = (
+            list(range(self.partitions))
+            if self.eager
+            else [p for p in range(self.partitions) if target[p] != self.assignment[p]]
+        )
+        self.pending_target = target
+        for p in moving:
+            part = self.parts[p]
+            if part.state in (ACTIVE, RETRY) and part.owner >= 0 and self.alive[part.owner]:
+                if part.revoking != REVOKE_STOP:
+                    part.revoking = REVOKE_REBALANCE
+                self.revoke_wait.add(p)
+            else:
+                if part.state != PARKED:
+                    self._park(part, t)
+                self.handover[p] = target[p]
+        self._rebuild_heap()
+        if self.eager:
+            if not self.revoke_wait:
+                self._complete_rebalance(t)
+        else:
+            self._assign_parked(t)
+
+    def crash(self, t: float, instances: Sequence[int], mid_batch: bool = True) -> None:
+        """Members ``instances`` die at ``t`` (see the module docstring for what is lost or
+        redelivered). With ``mid_batch`` False each stops at the end of its current batches."""
+        self.settle(t)
+        for i in instances:
+            if not self.alive[i] or i in self.stopping:
+                continue
+            if not mid_batch:
+                self.stopping.add(i)
+                for part in self.parts:
+                    if part.owner == i:
+                        if part.state in (ACTIVE, RETRY):
+                            part.revoking = REVOKE_STOP
+                        else:
+                            self._park(part, t)
+                self._finish_stop(i)
+                continue
+            self.alive[i] = False
+            self.incarnation[i] += 1
+            self.waiting[i].clear()
+            for part in self.parts:
+                if part.owner == i:
+                    self._abort(part, t)
+            self.free_slots[i] = self.slots_per_instance
+        self._rebuild_heap()
+        self._note_alive()
+        if self.eager and self.pending_target is not None and not self.revoke_wait:
+            self._complete_rebalance(t)
+
+    def restart(self, t: float, instances: Sequence[int]) -> None:
+        """Members ``instances`` come back at ``t`` and join: a rebalance starts."""
+        joined = False
+        for i in instances:
+            if not self.alive[i] or i in self.stopping:
+                self.alive[i] = True
+                self.stopping.discard(i)
+                joined = True
+        if joined:
+            self.rebalance(t)
+        self._note_alive()
+
+    def membership_changed(self) -> bool:
+        """True when the live members differ from the members of the current assignment."""
+        owners = {o for o in self.assignment if o >= 0}
+        live = set(self.members())
+        return bool(owners - live) or bool(live - owners)
+
+    def auto_commit(self, t: float) -> None:
+        """Auto-commit tick at ``t``: each live member commits the positions it has fetched."""
+        for part in self.parts:
+            if part.owner >= 0 and part.state != PARKED and part.batch_end > part.committed:
+                self.committed_sum += part.batch_end - part.committed
+                part.committed = part.batch_end
+
+    # ------------------------------------------------------------------ internals (rare paths)
+
+    def _note_alive(self) -> None:
+        alive = sum(1 for i in range(self.instances) if self.alive[i] and i not in self.stopping)
+        if alive < self.alive_min:
+            self.alive_min = alive
+
+    def _release_slot(self, part: Partition, t: float) -> None:
+        """Free ``part``'s slot at ``t``: hand it to the instance's longest waiter, if any.
+
+        The caller must not hold a heap entry of another partition at the top of the heap."""
+        if not part.slot:
+            return
+        part.slot = False
+        owner = part.owner
+        if owner < 0 or not self.alive[owner]:
+            return
+        queue = self.waiting[owner]
+        if queue:
+            q = self.parts[queue.popleft()]
+            q.state = POLL
+            q.slot = True
+            self._push(q, t)
+        else:
+            self.free_slots[owner] += 1
+
+    def _park(self, part: Partition, t: float) -> None:
+        """Take ``part`` away from its owner at ``t`` (no abort): out of the heap and slot queue."""
+        if part.state == WAIT_SLOT and part.owner >= 0:
+            with contextlib.suppress(ValueError):
+                self.waiting[part.owner].remove(part.pid)
+        self._release_slot(part, t)
+        part.state = PARKED
+        part.owner = -1
+        part.revoking = REVOKE_NONE
+        part.attempt = 0
+
+    def _abort(self, part: Partition, t: float) -> None:
+        """The owner of ``part`` crashed at ``t``: abandon the step in progress, count losses."""
+        if part.cur >= 0:
+            if part.busy_until <= t:
+                self._complete_now(part)
+            else:
+                self.busy -= 1
+                part.pos = part.cur
+                part.cur = -1
+        done = part.pos
+        if part.committed > part.hw and part.committed > done:
+            self.lost += part.committed - max(part.hw, done)
+            self.never_started_gone += max(0, part.committed - max(part.started_max, part.hw, done))
+            part.hw = part.committed
+            part.started_max = max(part.started_max, part.committed)
+        if part.batch_end > part.refetch_until:
+            part.refetch_until = part.batch_end
+        if part.revoking == REVOKE_REBALANCE:
+            self.revoke_wait.discard(part.pid)
+        part.pos = part.committed
+        part.batch_end = part.committed
+        part.slot = False
+        self._park(part, t)
+
+    def _complete_now(self, part: Partition) -> None:
+        cur = part.cur
+        if cur >= part.hw:
+            part.first_finish[cur] = part.busy_until
+            part.hw = cur + 1
+            self.processed += 1
+        part.cur = -1
+        self.busy -= 1
+
+    def _finish_stop(self, i: int) -> None:
+        if i in self.stopping and not any(p.owner == i for p in self.parts):
+            self.stopping.discard(i)
+            self.alive[i] = False
+            self.incarnation[i] += 1
+            self.free_slots[i] = self.slots_per_instance
+            self.waiting[i].clear()
+
+    def _revoked(self, part: Partition, t: float) -> None:
+        """``part`` finished its batch while being revoked or stopped, at ``t``.
+
+        A revoked member commits on revocation (auto-commit commits its fetched position, which
+        equals the processed one at a batch end); a stopping (killed) member commits nothing more.
+        """
+        reason = part.revoking
+        owner = part.owner
+        if (
+            reason == REVOKE_REBALANCE
+            and self.commit_mode is CommitMode.auto
+            and part.pos > part.committed
+        ):
+            self.committed_sum += part.pos - part.committed
+            part.committed = part.pos
+        self._park(part, t)
+        waited = part.pid in self.revoke_wait
+        self.revoke_wait.discard(part.pid)
+        if reason == REVOKE_STOP:
+            self._finish_stop(owner)
+        if self.pending_target is None or not (waited or reason == REVOKE_REBALANCE):
+            return
+        self.handover[part.pid] = self.pending_target[part.pid]
+        if self.eager:
+            if not self.revoke_wait:
+                self._complete_rebalance(t)
+        else:
+            self._assign_parked(t)
+
+    def _complete_rebalance(self, t: float) -> None:
+        """Eager rebalance: every partition is parked; start the pending assignment."""
+        target = self.pending_target
+        if target is None:
+            return
+        self.assignment = list(target)
+        self.handover.clear()
+        self.pending_target = None
+        self._apply_assignment(t + self.resume_at_s, range(self.partitions))
+
+    def _assign_parked(self, t: float) -> None:
+        """Cooperative: give each parked, handed-over partition to its new owner."""
+        target = self.pending_target
+        if target is None:
+            return
+        ready = list(self.handover)
+        self.handover.clear()
+        for p in ready:
+            self.assignment[p] = target[p]
+        if not self.revoke_wait:
+            self.assignment = list(target)
+            self.pending_target = None
+        self._apply_assignment(t + self.resume_at_s, ready)
+
+    def _apply_assignment(self, resume_t: float, which: Sequence[int] | range) -> None:
+        owned = [0] * self.instances
+        for o in self.assignment:
+            if o >= 0:
+                owned[o] += 1
+        slots = self.slots_per_instance
+        for i in range(self.instances):
+            self.limited[i] = owned[i] > slots
+        bsize = [
+            max(1, self.max_poll_records // max(1, min(owned[i], slots)))
+            for i in range(self.instances)
+        ]
+        for part in self.parts:
+            if part.owner >= 0:
+                part.bsize = bsize[part.owner]
+        for p in which:
+            part = self.parts[p]
+            owner = self.assignment[p]
+            if part.state != PARKED or owner < 0 or not self.alive[owner]:
+                continue
+            part.owner = owner
+            part.bsize = bsize[owner]
+            part.slot = False
+            part.cur = -1
+            if part.pos < part.n:
+                part.state = IDLE
+                arrival = part.arrival[part.pos]
+                self._push(part, arrival if arrival > resume_t else resume_t)
+            else:
+                part.state = DONE
+        # Recount free slots: partitions mid-batch (cooperative moves leave them) hold one.
+        held = [0] * self.instances
+        for q in self.parts:
+            if q.owner >= 0 and q.state in (ACTIVE, RETRY, POLL):
+                q.slot = True
+                held[q.owner] += 1
+        for i in range(self.instances):
+            self.free_slots[i] = slots - held[i]
+            queue = self.waiting[i]
+            while queue and (self.free_slots[i] > 0 or not self.limited[i]):
+                q = self.parts[queue.popleft()]
+                q.state = POLL
+                q.slot = True
+                self.free_slots[i] -= 1
+                self._push(q, resume_t)
+
+    def _repeat(self, part: Partition, pos: int, t: float) -> int:
+        """A redelivered offset is about to start at ``t``: 0 run it, 1 skip it, 2 zero-time run."""
+        if pos < part.hw:
+            done_at = part.first_finish[pos]
+            fresh = not (t - done_at > self.dedupe_retention_s)
+            if self.dedupe is Dedupe.durable_same_transaction and fresh:
+                self.dedupe_skipped += 1
+                return 1
+            if (
+                self.dedupe is Dedupe.in_memory
+                and fresh
+                and part.memory == self._memory_tag(part.owner)
+            ):
+                self.dedupe_skipped += 1
+                return 1
+            if not self.tool_keyed:
+                self.duplicate_effects += 1
+            if self.is_agent:
+                if self.cache_ttl_s >= 0 and not (t - done_at > self.cache_ttl_s):
+                    self.cache_hits += 1
+                    return 2
+                self.model_calls_repeated += 1
+            return 0
+        if self.is_agent:
+            self.model_calls_repeated += 1
+        return 0
+
+    def _memory_tag(self, owner: int) -> int:
+        return owner * 1_000_003 + self.incarnation[owner] if owner >= 0 else -1
+
+    def rejected(self, part: Partition, t: float, code: float) -> None:
+        """The resource rejected ``part``'s step at ``t`` (``code``): schedule the retry.
+
+        The caller's heap entry for ``part`` must be at the top of the heap."""
+        if code == REJECT_429:
+            self.http_429s += 1
+        else:
+            self.unavailable_errors += 1
+        self._error_at(t)
+        part.attempt += 1
+        limit = self.retry_policy.max_attempts
+        if limit is not None and part.attempt >= limit:
+            self.step_failed(part, t)
+            return
+        wait = backoff_seconds(self.retry_policy, part.attempt, self.rng)
+        part.state = RETRY
+        self._replace_top(part, t + wait)
+
+    def _error_at(self, t: float) -> None:
+        b = int(t / self.bin_s)
+        if 0 <= b < len(self.errors):
+            self.errors[b] += 1
+
+    def step_failed(self, part: Partition, t: float) -> None:
+        """The step at ``part.pos`` failed at ``t`` (its in-step retries are spent).
+
+        It is retried under ``failures.retry``; once that limit is reached it is dead-lettered
+        (with a dead-letter queue) or dropped and counted as lost, and the partition moves on.
+        The caller's heap entry for ``part`` must be at the top of the heap.
+        """
+        self.step_failures += 1
+        part.attempt = 0
+        part.failures += 1
+        policy = self.failure_policy
+        if policy.max_attempts is not None and part.failures >= policy.max_attempts:
+            part.failures = 0
+            if self.dlq:
+                self.dead_lettered += 1
+            elif part.pos >= part.hw:
+                self.lost += 1
+            if part.pos >= part.hw:
+                part.hw = part.pos + 1
+            if part.pos >= part.started_max:
+                part.started_max = part.pos + 1
+                self.never_started_gone += 1
+            part.pos += 1
+            part.state = ACTIVE
+            self._replace_top(part, t)
+            return
+        wait = backoff_seconds(policy, part.failures, self.rng)
+        part.state = RETRY
+        self._replace_top(part, t + wait)
+
+    def poll_interval_exceeded(self, part: Partition, t: float) -> None:
+        """A batch of ``part`` took longer than ``max_poll_interval_ms`` (it ends at ``t``).
+
+        Counted in ``slow_batches``; the faults layer makes the member leave the group and the
+        batch redeliver (worked-numbers item 3).
+        """
+        self.slow_batches += 1
+
+    # ------------------------------------------------------------------ data plane
+
+    def advance(self, until: float) -> None:
+        """Process every step-event action due at or before ``until`` seconds, in time order."""
+        heap = self.heap
+        if not heap:
+            return
+        limit_key = (int(until * TICKS_PER_S) << PBITS) | MASK
+        if heap[0] > limit_key:
+            return
+        parts = self.parts
+        admit = self.stage.admit
+        heapreplace = heapq.heapreplace
+        heappop = heapq.heappop
+        heappush = heapq.heappush
+        commit_after = self.commit_mode is CommitMode.after_processing
+        commit_before = self.commit_mode is CommitMode.before_processing
+        track_memory = self.dedupe is Dedupe.in_memory
+        is_agent = self.is_agent
+        mpi = self.max_poll_interval_s
+        limited = self.limited
+        free_slots = self.free_slots
+        waiting = self.waiting
+        early_f = self.early_f
+        early_first = self.early_first
+        processed = 0
+        started = 0
+        calls = 0
+        csum = self.committed_sum
+        busy = self.busy
+        busy_max = self.busy_max
+        while heap:
+            key = heap[0]
+            if key > limit_key:
+                break
+            p = key & MASK
+            part = parts[p]
+            t = part.next_t
+            state = part.state
+            cur = part.cur
+            if cur >= 0:
+                # The step in progress finishes now.
+                if cur >= part.hw:
+                    part.first_finish[cur] = t
+                    part.hw = cur + 1
+                    processed += 1
+                    if track_memory:
+                        part.memory = self._memory_tag(part.owner)
+                part.cur = -1
+                busy -= 1
+            pos = part.pos
+            retried = state == RETRY
+            if retried:
+                part.state = ACTIVE
+            elif state == ACTIVE and pos < part.batch_end:
+                pass
+            else:
+                owner = part.owner
+                if state == ACTIVE:
+                    # End of a batch: commit, maybe hand the partition over.
+                    if commit_after and pos > part.committed:
+                        csum += pos - part.committed
+                        part.committed = pos
+                    if t - part.batch_t > mpi:
+                        self.poll_interval_exceeded(part, t)
+                    if part.revoking:
+                        heappop(heap)
+                        self.busy = busy
+                        self.committed_sum = csum
+                        self._revoked(part, t)
+                        busy = self.busy
+                        csum = self.committed_sum
+                        continue
+                    if limited[owner] and waiting[owner]:
+                        # Hand the slot to the longest waiter; queue up again if records remain.
+                        q = parts[waiting[owner].popleft()]
+                        q.state = POLL
+                        q.slot = True
+                        q.next_t = t
+                        part.slot = False
+                        heapreplace(heap, (int(t * TICKS_PER_S) << PBITS) | q.pid)
+                        nxt = part.arrived
+                        if nxt > pos or (nxt < part.n and part.arrival[nxt] <= t):
+                            part.state = WAIT_SLOT
+                            waiting[owner].append(p)
+                        elif pos < part.n:
+                            part.state = IDLE
+                            a = part.arrival[pos]
+                            part.next_t = a
+                            heappush(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                        else:
+                            part.state = DONE
+                        continue
+                elif state == IDLE and limited[owner]:
+                    if free_slots[owner] > 0:
+                        free_slots[owner] -= 1
+                        part.slot = True
+                    else:
+                        part.state = WAIT_SLOT
+                        waiting[owner].append(p)
+                        heappop(heap)
+                        continue
+                # Poll: fetch what has arrived, up to the batch size.
+                arrived = part.arrived
+                n = part.n
+                arrival = part.arrival
+                while arrived < n and arrival[arrived] <= t:
+                    arrived += 1
+                part.arrived = arrived
+                if arrived <= pos:
+                    if part.slot:
+                        part.slot = False
+                        free_slots[owner] += 1
+                    if pos < n:
+                        part.state = IDLE
+                        a = arrival[pos]
+                        part.next_t = a
+                        heapreplace(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                    else:
+                        part.state = DONE
+                        heappop(heap)
+                    continue
+                end = pos + part.bsize
+                if end > arrived:
+                    end = arrived
+                part.batch_end = end
+                part.batch_t = t
+                if pos < part.refetch_until:
+                    refetch = part.refetch_until
+                    self.redelivered += (end if end < refetch else refetch) - pos
+                if commit_before and end > part.committed:
+                    csum += end - part.committed
+                    part.committed = end
+                part.state = ACTIVE
+            # Start the step at offset pos.
+            step = part.step[pos]
+            if pos < part.started_max:
+                how = self._repeat(part, pos, t)
+                if how == 1:
+                    part.pos = pos + 1
+                    part.next_t = t
+                    heapreplace(heap, key)
+                    continue
+                if how == 2:
+                    step = 0.0
+            if part.fail_attempts is not None and pos in part.fail_attempts:
+                left = part.fail_attempts[pos]
+                if left != 0:
+                    if left > 0:
+                        part.fail_attempts[pos] = left - 1
+                    self.unavailable_errors += 1
+                    self._error_at(t)
+                    self.step_failed(part, t)
+                    continue
+            if step == 0.0:
+                finish = t
+            else:
+                finish = admit(t, step)
+                if finish < 0.0:
+                    self.rejected(part, t, finish)
+                    continue
+                if is_agent:
+                    calls += 1
+            if pos >= part.started_max:
+                part.first_start[pos] = finish - step
+                part.started_max = pos + 1
+                started += 1
+            if retried or part.failures:
+                part.attempt = 0
+                part.failures = 0
+            nxt = pos + 1
+            part.pos = nxt
+            if (
+                part.batch_end == nxt
+                and not part.revoking
+                and not limited[part.owner]
+                and (nxt == part.n or part.arrival[nxt] >= finish)
+                and finish - part.batch_t <= mpi
+            ):
+                # Early completion: book the finish and the batch commit now; the partition's
+                # next visit is its next arrival.
+                if pos >= part.hw:
+                    part.first_finish[pos] = finish
+                    part.hw = nxt
+                    processed += 1
+                    early_first[p] = True
+                    if track_memory:
+                        part.memory = self._memory_tag(part.owner)
+                else:
+                    early_first[p] = False
+                if commit_after and nxt > part.committed:
+                    csum += nxt - part.committed
+                    part.committed = nxt
+                early_f[p] = finish
+                if nxt < part.n:
+                    part.state = IDLE
+                    a = part.arrival[nxt]
+                    part.next_t = a
+                    heapreplace(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                else:
+                    part.state = DONE
+                    heappop(heap)
+                continue
+            part.cur = pos
+            part.busy_until = finish
+            busy += 1
+            if busy > busy_max:
+                busy_max = busy
+            part.next_t = finish
+            heapreplace(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+        self.busy = busy
+        self.busy_max = busy_max
+        self.committed_sum = csum
+        self.processed += processed
+        self.started_first += started
+        self.model_calls += calls
+
+    # ------------------------------------------------------------------ measurements
+
+    def waiting_events(self, log_end: int) -> int:
+        """Backlog: events in the log (``log_end`` of them by now) that have not started yet.
+
+        Exact at any time the group has been advanced to: starts happen when they are processed.
+        Events skipped without ever starting (lost, dropped) are not waiting."""
+        return log_end - self.started_first - self.never_started_gone
+
+    def chart_sample(self, t: float) -> tuple[np.ndarray, int]:
+        """Lag of every partition at ``t`` (shape ``(P,)`` int64) and the steps in flight.
+
+        Early-completed steps still running at ``t`` count as in flight, and their batch commit
+        (commit after processing) as not yet made."""
+        running = np.asarray(self.early_f, dtype=np.float64) > t
+        committed = np.fromiter(
+            (q.committed for q in self.parts), dtype=np.int64, count=self.partitions
+        )
+        if self.commit_mode is CommitMode.after_processing:
+            committed -= running
+        lags = self.topic.log_end_per_partition(t) - committed
+        return lags, self.busy + int(running.sum())
+
+    def first_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """First start and first finish of every event (seconds, NaN when it never happened),
+        each shape ``(n,)`` in topic order (partition, then offset)."""
+        starts = [x for q in self.parts for x in q.first_start]
+        finishes = [x for q in self.parts for x in q.first_finish]
+        return np.asarray(starts, dtype=np.float64), np.asarray(finishes, dtype=np.float64)
+
+    def busy_able(self) -> int:
+        """Partitions the group can process at once with every member alive:
+        ``min(partitions, instances x concurrency_per_instance)``."""
+        return min(self.partitions, self.instances * self.slots_per_instance)

@@ -1,0 +1,142 @@
+"""From a finished simulation to figures: capacity, utilisation, backlog, drain time, percentiles.
+
+Definitions (all counts in step events, times in seconds, rates in step events per second):
+
+- **capacity_eps** of a group = parallel steps / measured mean step time, bounded by the group's
+  rate limits: parallel steps = ``min(partitions, instances x concurrency_per_instance)``, further
+  bounded by the model provider's ``max_concurrency`` (agent) or the runner slots (tool); rate
+  limits are ``rpm / 60`` and ``tpm / 60 / tokens per call`` (agent) and
+  ``write_capacity_per_second`` (state). This is seed 000's "capacity is partitions divided by step
+  time" with the step time the simulation measured. The top-level figure is the bottleneck group's
+  (the one with the highest utilisation).
+- **utilisation** = offered load / capacity (offered: the scenario's nominal rate for the group),
+  capped at :data:`UTILISATION_CAP` when the capacity is zero.
+- **Normal lag** (baseline): the mean total lag over the quarter-to-end of the time before the first
+  fault (at least :data:`MIN_BASELINE_SAMPLES` samples); otherwise, or without faults, the mean over
+  the window. **backlog_peak** = largest total lag - normal lag.
+- **drain_seconds**: from the end of the last fault window to the first time the total lag is back
+  under ``normal + max(1, 3 x its standard deviation, 0.5 % of the backlog peak)`` (linear
+  interpolation between samples). ``None`` when that never happens in the window; ``drain_note``
+  then says why (capacity <= arrivals: "never drains"; otherwise how far it still had to go).
+- **Latency** of an event: first completion - arrival; **wait**: first start - arrival. Percentiles
+  use numpy's linear interpolation over every processed event.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+UTILISATION_CAP = 1000.0
+"""Utilisation reported when a group with offered load has no capacity at all."""
+
+MIN_BASELINE_SAMPLES = 5
+"""Fewest lag samples before the first fault to measure the normal lag from."""
+
+
+def sig(x: float, digits: int = 6) -> float:
+    """``x`` rounded to ``digits`` significant digits (stable, readable JSON)."""
+    if x == 0 or not math.isfinite(x):
+        return float(x)
+    return float(f"{x:.{digits}g}")
+
+
+def percentiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
+    """Percentiles ``qs`` (0..100) of ``values`` (shape ``(n,)``), 0.0 each when empty."""
+    if values.size == 0:
+        return [0.0 for _ in qs]
+    return [float(v) for v in np.percentile(values, list(qs))]
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Backlog and recovery figures read from the total-lag samples."""
+
+    baseline: float
+    backlog_peak: int
+    drain_seconds: float | None
+    note: str | None
+
+
+def _fmt_rate(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def drain(
+    t_s: np.ndarray,
+    lag: np.ndarray,
+    windows: Sequence[tuple[float, float]],
+    capacity_eps: float,
+    offered_eps: float,
+) -> Drain:
+    """Backlog peak and drain time from total lag ``lag`` sampled at ``t_s`` (both shape ``(k,)``).
+
+    ``windows``: ``(start, end)`` of every fault in seconds; ``capacity_eps`` and ``offered_eps``
+    of the bottleneck group, for the note.
+    """
+    if lag.size == 0:
+        return Drain(0.0, 0, 0.0, None)
+    peak = float(lag.max())
+    first = min((w[0] for w in windows), default=None)
+    base_mask = np.zeros(lag.size, dtype=bool)
+    if first is not None:
+        base_mask = (t_s >= first * 0.25) & (t_s < first)
+    if base_mask.sum() < MIN_BASELINE_SAMPLES:
+        base_mask = np.ones(lag.size, dtype=bool) if first is None else t_s < first
+    if base_mask.sum() >= 1:
+        base_vals = lag[base_mask]
+        baseline = float(base_vals.mean())
+        spread = float(base_vals.std())
+    else:
+        baseline, spread = 0.0, 0.0
+    backlog = max(0.0, peak - baseline)
+    equal = abs(capacity_eps - offered_eps) <= 0.005 * max(offered_eps, 1e-12)
+    sign = "=" if equal else "<"
+    never = (
+        f"never drains: capacity {_fmt_rate(capacity_eps)}/s {sign} arrivals "
+        f"{_fmt_rate(offered_eps)}/s"
+    )
+    overloaded = offered_eps > 0 and (equal or capacity_eps < offered_eps)
+    if first is None:
+        if overloaded:
+            return Drain(baseline, int(round(backlog)), None, never)
+        return Drain(
+            baseline,
+            int(round(backlog)),
+            0.0,
+            f"no fault in this scenario; lag stays near {baseline:.0f} events",
+        )
+    end = max(w[1] for w in windows)
+    threshold = baseline + max(1.0, 3.0 * spread, 0.005 * backlog)
+    after = np.nonzero((t_s >= end) & (lag <= threshold))[0]
+    if after.size == 0:
+        if overloaded:
+            return Drain(baseline, int(round(backlog)), None, never)
+        left = float(lag[-1]) - baseline
+        headroom = capacity_eps - offered_eps
+        eta = left / headroom if headroom > 0 else math.inf
+        note = (
+            f"still draining at the end of the window: {left:.0f} events above normal; at "
+            f"{_fmt_rate(headroom)}/s of headroom about {eta:.0f} s more"
+        )
+        return Drain(baseline, int(round(backlog)), None, note)
+    k = int(after[0])
+    t_cross = float(t_s[k])
+    if k > 0 and lag[k - 1] > threshold and t_s[k - 1] >= end:
+        prev, cur = float(lag[k - 1]), float(lag[k])
+        frac = (prev - threshold) / (prev - cur) if prev != cur else 1.0
+        t_cross = float(t_s[k - 1]) + frac * float(t_s[k] - t_s[k - 1])
+    return Drain(baseline, int(round(backlog)), max(0.0, t_cross - end), None)
+
+
+def bin_counts(times: np.ndarray, bin_s: float, bins: int) -> np.ndarray:
+    """Counts of ``times`` (seconds) in ``bins`` bins ``[k bin_s, (k+1) bin_s)``; NaNs ignored."""
+    if times.size == 0:
+        return np.zeros(bins, dtype=np.int64)
+    finite = times[np.isfinite(times)]
+    idx = np.floor(finite / bin_s).astype(np.int64)
+    idx = idx[(idx >= 0) & (idx < bins)]
+    return np.bincount(idx, minlength=bins)[:bins]

@@ -1,0 +1,483 @@
+"""``simulate``: one SimPy environment and one seeded generator per run, driving the groups.
+
+The **control plane** runs on SimPy: the sampler (lag every ``duration / 2400`` s, charts every
+``duration / 300`` s), auto-commit ticks, and the faults (a worker crash, its session-timeout
+detection and rebalance, the restart). Each control event first advances the **data plane**
+(``simulator.engine.consumers.ConsumerGroup.advance``) to its own time, which processes the step
+events due by then in time order, and then acts. Step events themselves are never SimPy events:
+that keeps the cost per step event at a few arithmetic operations (see benchmarks/simulator.py).
+
+Randomness: ``numpy.random.SeedSequence(seed)`` spawns one child for the workload (a numpy
+``Generator``, PCG64) and one per consumer group for retry jitter (a ``random.Random``). Nothing
+uses a module-level RNG, Python's ``hash`` or set order, so the same design, scenario, seed and
+``SIMULATOR_VERSION`` give byte-identical result JSON in any process.
+
+Faults handled here: ``worker_crash``. Other fault kinds are listed in ``notes`` as not simulated
+by the core; the faults layer adds them through :attr:`Simulation.fault_handlers`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator, Iterable
+from typing import Any
+
+import numpy as np
+import simpy
+
+from simulator.design import CommitMode, Design
+from simulator.engine.consumers import ConsumerGroup, Stage
+from simulator.engine.eventlog import Topic, build_topic
+from simulator.engine.metrics import (
+    UTILISATION_CAP,
+    bin_counts,
+    drain,
+    percentiles,
+    sig,
+)
+from simulator.engine.provider import Provider
+from simulator.engine.statestore import StateStore, latency_scale
+from simulator.engine.tools import RunnerPool
+from simulator.engine.workload import GROUPS, Workload, build_workload
+from simulator.result import FaultWindow, GroupMetrics, Metrics, SimulationResult, Timeseries
+from simulator.scenario import Scenario, WorkerCrash
+
+CHART_SAMPLES = 300
+"""Time-series points returned for charts."""
+FINE_PER_CHART = 8
+"""Lag samples per chart point (drain time and lag peaks are read from the finer samples)."""
+MAX_AUTO_COMMIT_TICKS = 20_000
+"""Auto-commit ticks per group at most; a shorter interval is simulated at duration / this."""
+
+FaultHandler = Callable[["Simulation", Any], Generator[simpy.Event, Any, None]]
+
+
+class Simulation:
+    """One simulation: the SimPy ``env``, the consumer groups, their stages, and the samples.
+
+    ``env``: a fresh ``simpy.Environment``. ``rngs``: one ``random.Random`` per group (jitter).
+    Build it, optionally add fault processes, then :meth:`run`.
+    """
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        design: Design,
+        scenario: Scenario,
+        workload: Workload,
+        rngs: dict[str, random.Random],
+    ):
+        self.env = env
+        self.design = design
+        self.scenario = scenario
+        self.workload = workload
+        self.duration = workload.duration_s
+        self.chart_dt = self.duration / CHART_SAMPLES
+        self.fine_dt = self.chart_dt / FINE_PER_CHART
+        self.notes: list[str] = list(workload.notes)
+        self.fault_windows: list[FaultWindow] = []
+        self.topics: dict[str, Topic] = {}
+        self.groups: dict[str, ConsumerGroup] = {}
+
+        store = design.state_store
+        state_load = workload.groups["state"]
+        if state_load.size:
+            state_load.step_s = state_load.step_s * latency_scale(store, state_load.mean_step_s)
+        state_load.mean_step_s = store.write_latency_ms / 1000.0
+        for name in GROUPS:
+            self.topics[name] = build_topic(design, workload.groups[name])
+
+        config = design.consumers
+        agent_cfg = config.agent
+        busy_able = min(
+            design.event_log.partitions,
+            agent_cfg.instances * agent_cfg.concurrency_per_instance,
+        )
+        self.provider = Provider(
+            design.model.primary,
+            workload.tokens_per_call,
+            track_concurrency=design.model.primary.max_concurrency < 2 * busy_able,
+        )
+        self.runners = RunnerPool(design.tools)
+        self.store = StateStore(store)
+        stages: dict[str, Stage] = {
+            "agent": self.provider,
+            "tool": self.runners,
+            "state": self.store,
+        }
+        for name in GROUPS:
+            cfg = getattr(config, name)
+            self.groups[name] = ConsumerGroup(
+                name,
+                design,
+                cfg,
+                self.topics[name],
+                stages[name],
+                rngs[name],
+                retry_policy=design.model.retry if name == "agent" else design.failures.retry,
+                bin_s=self.chart_dt,
+                bins=CHART_SAMPLES,
+                is_agent=name == "agent",
+            )
+        n_fine = CHART_SAMPLES * FINE_PER_CHART
+        self.fine_t = np.arange(1, n_fine + 1, dtype=np.float64) * self.fine_dt
+        self.fine_log_end = {
+            name: np.searchsorted(self.topics[name].arrival_sorted_s, self.fine_t, side="right")
+            for name in GROUPS
+        }
+        self.fine_backlog = {name: np.zeros(n_fine, dtype=np.int64) for name in GROUPS}
+        self.chart_lag = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
+        self.chart_busy = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
+        self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
+        self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.agent_partition_max = np.zeros(design.event_log.partitions, dtype=np.int64)
+        self.fault_handlers: dict[str, FaultHandler] = {"worker_crash": _worker_crash}
+
+    # ------------------------------------------------------------------ processes
+
+    def advance(self, t: float, names: Iterable[str] = GROUPS) -> None:
+        """Bring the data plane of the named groups up to ``t`` seconds."""
+        for name in names:
+            self.groups[name].advance(t)
+
+    def _sampler(self) -> Generator[simpy.Event, Any, None]:
+        """Each fine step: every group's backlog; each chart step: lags and steps in flight."""
+        env = self.env
+        groups = [
+            (name, self.groups[name], self.fine_log_end[name].tolist(), self.fine_backlog[name])
+            for name in GROUPS
+        ]
+        for k, t in enumerate(self.fine_t.tolist()):
+            if t > env.now:
+                yield env.timeout(t - env.now)
+            for _, g, ends, backlog in groups:
+                g.advance(t)
+                backlog[k] = g.waiting_events(ends[k])
+            if (k + 1) % FINE_PER_CHART == 0:
+                c = (k + 1) // FINE_PER_CHART - 1
+                worst = 0
+                for name, g, _, _ in groups:
+                    if not g.topic.arrival_s.size:
+                        continue
+                    lags, busy = g.chart_sample(t)
+                    self.chart_lag[name][c] = int(lags.sum())
+                    self.chart_busy[name][c] = busy
+                    worst = max(worst, int(lags.max()))
+                    if name == "agent":
+                        np.maximum(self.agent_partition_max, lags, out=self.agent_partition_max)
+                self.chart_worst[c] = worst
+
+    def _auto_commit(
+        self, group: ConsumerGroup, interval_s: float
+    ) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        k = 1
+        while k * interval_s <= self.duration:
+            t = k * interval_s
+            if t > env.now:
+                yield env.timeout(t - env.now)
+            group.advance(t)
+            group.auto_commit(t)
+            k += 1
+
+    def run(self) -> SimulationResult:
+        """Run the window to its end and assemble the result."""
+        env = self.env
+        for g in self.groups.values():
+            g.start(0.0)
+        env.process(self._sampler())
+        if self.design.delivery.commit is CommitMode.auto:
+            interval = self.design.delivery.auto_commit_interval_ms / 1000.0
+            floor = self.duration / MAX_AUTO_COMMIT_TICKS
+            if interval < floor:
+                self.notes.append(
+                    f"auto-commit every {interval:g} s simulated as every {floor:g} s"
+                )
+                interval = floor
+            for g in self.groups.values():
+                env.process(self._auto_commit(g, interval))
+        for fault in self.scenario.faults:
+            handler = self.fault_handlers.get(fault.kind)
+            if handler is None:
+                self.notes.append(f"fault {fault.kind} is not simulated by the core simulator")
+                continue
+            env.process(handler(self, fault))
+        env.run(until=self.duration)
+        self.advance(self.duration)
+        return self._result()
+
+    # ------------------------------------------------------------------ result
+
+    def _group_figures(
+        self, name: str
+    ) -> tuple[GroupMetrics, np.ndarray, np.ndarray, float, float]:
+        g = self.groups[name]
+        topic = self.topics[name]
+        load = self.workload.groups[name]
+        starts, finishes = self.first_times(name)
+        done = finishes <= self.duration
+        arrivals = topic.arrival_s
+        latency = finishes[done] - arrivals[done]
+        wait = starts[done] - arrivals[done]
+        steps = topic.step_s[done]
+        mean_step = float(steps.mean()) if steps.size else load.mean_step_s
+        capacity = self._capacity(name, mean_step)
+        offered = load.offered_eps
+        if capacity > 0:
+            utilisation = offered / capacity
+        else:
+            utilisation = 0.0 if offered == 0 else UTILISATION_CAP
+        p95 = percentiles(latency, [95])[0]
+        metrics = GroupMetrics(
+            arrivals=int(arrivals.size),
+            processed=int(done.sum()),
+            capacity_eps=sig(capacity),
+            utilisation=sig(min(utilisation, UTILISATION_CAP)),
+            lag_total_max=int(self.chart_lag[name].max()),
+            busy_partitions_max=max(g.busy_max, int(self.chart_busy[name].max())),
+            instances_alive_min=g.alive_min,
+            mean_step_s=sig(mean_step),
+            latency_mean_s=sig(float(latency.mean())) if latency.size else 0.0,
+            latency_p95_s=sig(p95),
+            wait_mean_s=sig(float(wait.mean())) if wait.size else 0.0,
+        )
+        return metrics, latency, wait, capacity, offered
+
+    def first_times(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """First start and first finish of every event of group ``name`` (cached)."""
+        if name not in self._first:
+            self._first[name] = self.groups[name].first_times()
+        return self._first[name]
+
+    def _capacity(self, name: str, mean_step: float) -> float:
+        design = self.design
+        cfg = getattr(design.consumers, name)
+        parallel = min(design.event_log.partitions, cfg.instances * cfg.concurrency_per_instance)
+        caps: list[float] = []
+        if name == "agent":
+            primary = design.model.primary
+            parallel = min(parallel, primary.max_concurrency)
+            caps.append(primary.rpm / 60.0)
+            tokens = self.workload.tokens_per_call
+            if tokens > 0:
+                caps.append(primary.tpm / 60.0 / tokens)
+        elif name == "tool":
+            parallel = min(parallel, design.tools.runners * design.tools.concurrency_per_runner)
+        else:
+            caps.append(design.state_store.write_capacity_per_second)
+        caps.append(parallel / mean_step if mean_step > 0 else float("inf"))
+        return float(min(caps))
+
+    def _result(self) -> SimulationResult:
+        groups = self.groups
+        by_group: dict[str, GroupMetrics] = {}
+        latencies: list[np.ndarray] = []
+        waits: list[np.ndarray] = []
+        finishes_all: list[np.ndarray] = []
+        bottleneck: tuple[float, float, float] | None = None  # (utilisation, capacity, offered)
+        for name in GROUPS:
+            gm, latency, wait, capacity, offered = self._group_figures(name)
+            if gm.arrivals or offered > 0 or name == "agent":
+                by_group[name] = gm
+            latencies.append(latency)
+            waits.append(wait)
+            finishes_all.append(self.first_times(name)[1])
+            if offered > 0:
+                util = offered / capacity if capacity > 0 else UTILISATION_CAP
+                if bottleneck is None or util > bottleneck[0]:
+                    bottleneck = (util, capacity, offered)
+        if bottleneck is None:
+            agent = by_group["agent"]
+            bottleneck = (0.0, agent.capacity_eps, 0.0)
+        latency_all = np.concatenate(latencies)
+        wait_all = np.concatenate(waits)
+        p50, p95, p99 = percentiles(latency_all, [50, 95, 99])
+
+        lag_total = np.sum([self.chart_lag[n] for n in GROUPS], axis=0)
+        backlog = np.sum([self.fine_backlog[n] for n in GROUPS], axis=0)
+        busy = np.sum([self.chart_busy[n] for n in GROUPS], axis=0)
+        windows = [(w.start_s, w.end_s) for w in self.fault_windows]
+        d = drain(self.fine_t, backlog, windows, bottleneck[1], bottleneck[2])
+
+        arrivals = sum(int(self.topics[n].arrival_s.size) for n in GROUPS)
+        processed = sum(gm.processed for gm in by_group.values())
+        tokens_per_call = self.workload.tokens_per_call
+        agent_g = groups["agent"]
+        total = _Totals(groups.values())
+        metrics = Metrics(
+            arrivals=arrivals,
+            processed=processed,
+            throughput_eps=sig(processed / self.duration),
+            capacity_eps=sig(bottleneck[1]),
+            utilisation=sig(min(bottleneck[0], UTILISATION_CAP)),
+            lag_total_max=int(lag_total.max()) if lag_total.size else 0,
+            backlog_peak=d.backlog_peak,
+            drain_seconds=None if d.drain_seconds is None else sig(d.drain_seconds),
+            drain_note=d.note,
+            latency_p50_s=sig(p50),
+            latency_p95_s=sig(p95),
+            latency_p99_s=sig(p99),
+            in_flight_mean=sig(float(busy.mean())),
+            latency_mean_s=sig(float(latency_all.mean())) if latency_all.size else 0.0,
+            wait_mean_s=sig(float(wait_all.mean())) if wait_all.size else 0.0,
+            dedupe_skipped=total.dedupe_skipped,
+            cache_hits=agent_g.cache_hits,
+            redelivered=total.redelivered,
+            duplicate_effects=total.duplicate_effects,
+            lost=total.lost,
+            dead_lettered=total.dead_lettered,
+            rebalances=total.rebalances,
+            model_calls=agent_g.model_calls,
+            model_calls_repeated=agent_g.model_calls_repeated,
+            tokens=agent_g.model_calls * tokens_per_call,
+            tokens_repeated=agent_g.model_calls_repeated * tokens_per_call,
+            http_429s=agent_g.http_429s,
+            by_group=by_group,
+        )
+        timeseries = self._timeseries(lag_total, busy, np.concatenate(finishes_all))
+        return SimulationResult(
+            simulator_version=_version(),
+            scenario=self.scenario.name,
+            seed=0,
+            duration_seconds=self.duration,
+            metrics=metrics,
+            timeseries=timeseries,
+            fault_windows=list(self.fault_windows),
+            notes=list(self.notes),
+        )
+
+    def _timeseries(
+        self, lag_total: np.ndarray, busy: np.ndarray, finishes: np.ndarray
+    ) -> Timeseries:
+        dt = self.chart_dt
+        arrivals = np.concatenate([self.topics[n].arrival_s for n in GROUPS])
+        arr_counts = bin_counts(arrivals, dt, CHART_SAMPLES)
+        done_counts = bin_counts(finishes, dt, CHART_SAMPLES)
+        errors = np.zeros(CHART_SAMPLES, dtype=np.int64)
+        for g in self.groups.values():
+            errors += np.asarray(g.errors[:CHART_SAMPLES], dtype=np.int64)
+        t_s = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
+        return Timeseries(
+            interval_seconds=sig(dt),
+            t_s=[sig(float(x)) for x in t_s],
+            lag_total=[int(x) for x in lag_total],
+            lag_worst_partition=[int(x) for x in self.chart_worst],
+            arrivals_eps=[sig(float(x) / dt, 5) for x in arr_counts],
+            throughput_eps=[sig(float(x) / dt, 5) for x in done_counts],
+            in_flight=[int(x) for x in busy],
+            errors=[int(x) for x in errors],
+            partition_lag_max=[int(x) for x in self.agent_partition_max],
+        )
+
+
+class _Totals:
+    """Counters summed over the consumer groups."""
+
+    def __init__(self, groups: Iterable[ConsumerGroup]):
+        gs = list(groups)
+        self.redelivered = sum(g.redelivered for g in gs)
+        self.duplicate_effects = sum(g.duplicate_effects for g in gs)
+        self.dedupe_skipped = sum(g.dedupe_skipped for g in gs)
+        self.lost = sum(g.lost for g in gs)
+        self.dead_lettered = sum(g.dead_lettered for g in gs)
+        self.rebalances = sum(g.rebalances for g in gs)
+
+
+def _version() -> str:
+    from simulator import SIMULATOR_VERSION
+
+    return SIMULATOR_VERSION
+
+
+def _worker_crash(sim: Simulation, fault: WorkerCrash) -> Generator[simpy.Event, Any, None]:
+    """``worker_crash``: members stop at ``at_seconds`` for ``duration_seconds``.
+
+    The coordinator notices after ``session_timeout_ms`` (no heartbeat) and rebalances the
+    survivors; when the members come back they join and the group rebalances again.
+    """
+    env = sim.env
+    group = sim.groups[fault.group]
+    count = group.instances if fault.instances == "all" else min(fault.instances, group.instances)
+    which = list(range(count))
+    yield env.timeout(fault.at_seconds)
+    start = float(fault.at_seconds)
+    end = start + fault.duration_seconds
+    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+    group.advance(start)
+    group.crash(start, which, mid_batch=fault.mid_batch)
+    env.process(_detect(sim, group, start + group.session_timeout_s, end))
+    yield env.timeout(fault.duration_seconds)
+    group.advance(end)
+    group.restart(end, which)
+
+
+def _detect(
+    sim: Simulation, group: ConsumerGroup, at: float, restart_at: float
+) -> Generator[simpy.Event, Any, None]:
+    """Session-timeout detection of dead members at ``at``: rebalance if membership changed."""
+    env = sim.env
+    if at >= restart_at:
+        return
+    yield env.timeout(at - env.now)
+    group.advance(at)
+    if group.membership_changed():
+        group.rebalance(at)
+
+
+def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]:
+    """The workload's numpy generator and one ``random.Random`` per group, all from ``seed``."""
+    children = np.random.SeedSequence(seed).spawn(1 + len(GROUPS))
+    workload_rng = np.random.Generator(np.random.PCG64(children[0]))
+    rngs = {
+        name: random.Random(int(children[i + 1].generate_state(2, np.uint64)[0]))
+        for i, name in enumerate(GROUPS)
+    }
+    return workload_rng, rngs
+
+
+def run_workload(
+    design: Design,
+    scenario: Scenario,
+    workload: Workload,
+    seed: int,
+    *,
+    env: simpy.Environment | None = None,
+) -> SimulationResult:
+    """Simulate an explicit ``workload`` (e.g. :meth:`Workload.from_arrays`) under ``scenario``'s
+    faults. ``env``: the SimPy environment to use (a fresh one by default)."""
+    _, rngs = make_rngs(seed)
+    sim = Simulation(env or simpy.Environment(), design, scenario, workload, rngs)
+    result = sim.run()
+    return result.model_copy(update={"seed": seed})
+
+
+def simulate(
+    design: Design,
+    scenario: Scenario,
+    seed: int | None = None,
+    *,
+    pricing: Any = None,
+    budget_usd: float | None = None,
+) -> SimulationResult:
+    """Simulate ``design`` under ``scenario`` and return its metrics, time series and cost.
+
+    ``seed`` (default: ``scenario.seed``) seeds every random draw. ``pricing`` (a
+    ``simulator.pricing.Pricing``) adds the monthly ``cost`` against ``budget_usd`` (0 when not
+    given). Same design, scenario, seed and ``SIMULATOR_VERSION`` give byte-identical
+    ``result.model_dump_json()``. Raises ``ValueError`` when the scenario would produce more than
+    ``simulator.engine.workload.MAX_EVENTS`` step events.
+    """
+    seed = scenario.seed if seed is None else seed
+    env = simpy.Environment()
+    workload_rng, rngs = make_rngs(seed)
+    workload = build_workload(design, scenario, workload_rng)
+    sim = Simulation(env, design, scenario, workload, rngs)
+    result = sim.run().model_copy(update={"seed": seed})
+    if pricing is not None:
+        from simulator.cost import monthly_cost
+
+        cost = monthly_cost(
+            design, scenario, pricing, budget_usd=budget_usd or 0.0, metrics=result.metrics
+        )
+        result = result.model_copy(update={"cost": cost})
+    return result

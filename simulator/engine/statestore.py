@@ -1,0 +1,52 @@
+"""The state store as the state group sees it: write capacity and write latency.
+
+- **Latency**: a write takes the design's ``state_store.write_latency_ms``. The scenario's
+  ``step_time.state_write`` distribution gives its variability: each drawn step time is scaled by
+  ``write_latency_ms / 1000 / state_write.mean_seconds`` (:func:`latency_scale`), so the mean is the
+  store's latency and the shape is the scenario's.
+- **Capacity**: writes are admitted no faster than ``write_capacity_per_second``: write ``k`` may
+  start at ``max(t, previous admission + 1 / capacity)`` (a virtual-clock rate limiter, first come
+  first served). A write that has to wait keeps its partition blocked.
+- **Unavailability** (``add_outage``, for the faults layer's failover): inside a window writes fail
+  with REJECT_DOWN and the writer retries with backoff (``design.failures.retry``), committing no
+  offset past a failed write.
+"""
+
+from __future__ import annotations
+
+from simulator.design import StateStoreSection
+from simulator.engine.provider import REJECT_DOWN, Windows
+
+
+def latency_scale(store: StateStoreSection, scenario_mean_s: float) -> float:
+    """Factor turning the scenario's state-write step times into the store's latency (>= 0)."""
+    if scenario_mean_s <= 0:
+        return 1.0
+    return store.write_latency_ms / 1000.0 / scenario_mean_s
+
+
+class StateStore:
+    """Rate-limited admission of state writes; ``admit(t, step_s)`` returns the write's finish."""
+
+    def __init__(self, store: StateStoreSection):
+        self.spec = store
+        self.spacing_s = 1.0 / store.write_capacity_per_second
+        self.next_free = 0.0
+        self.outages = Windows()
+        self.has_outages = False
+        self.rejected_down = 0
+
+    def add_outage(self, start: float, end: float) -> None:
+        """Fail every write in ``[start, end)`` seconds (the primary is gone)."""
+        self.outages.add(start, end)
+        self.has_outages = True
+
+    def admit(self, t: float, step_s: float) -> float:
+        """Admit a write asked for at ``t`` taking ``step_s``: finish time, or REJECT_DOWN."""
+        if self.has_outages and self.outages.contains(t):
+            self.rejected_down += 1
+            return REJECT_DOWN
+        nxt = self.next_free
+        start = nxt if nxt > t else t
+        self.next_free = start + self.spacing_s
+        return start + step_s
