@@ -146,8 +146,9 @@ class _Grading:
             return self.runs[name]
         scenario = self.material.loaded.scenarios[name]
         seed = scenario.seed if self.seed is None else self.seed
-        run = _Run(scenario, seed, estimate=_estimate(self.design, scenario))
+        run = _Run(scenario, seed)
         try:
+            run.estimate = _estimate(self.design, scenario)
             run.result = run_scenario(self.design, scenario, seed, self.material, self.simulate)
         except Exception as exc:  # reported on the checks that need it, never raised
             run.failure = f"simulating {name} failed: {type(exc).__name__}: {exc}"
