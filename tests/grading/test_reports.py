@@ -124,3 +124,22 @@ def test_atomic_write_replaces_the_file(tmp_path):
     report.write_text("old")
     write_atomically(report, "<testsuites/>\n")
     assert report.read_text() == "<testsuites/>\n"
+
+
+def test_junit_marks_a_check_that_could_not_run_as_an_error(tmp_path):
+    """A check whose expression raised is an <error> with the reason, counted in errors."""
+    import shutil
+
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    step = course / "02-log" / "step.yaml"
+    step.write_text(
+        step.read_text().replace("design.event_log.partitions >= 40", "metrics.lost == 0")
+    )
+    result = grade(load_design(FIXTURE / "designs" / "reference.yaml"), load_material(course))
+    root = ET.fromstring(render(result, ReportFormat.junit))
+    assert (root.get("failures"), root.get("errors")) == ("0", "1")
+    error = root.find("testsuite/testcase/error")
+    assert error is not None
+    assert "metrics is not available here" in (error.get("message") or "")
+    assert "Result: ERROR" in render(result, ReportFormat.text)
