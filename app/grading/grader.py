@@ -8,12 +8,12 @@ explanation that fails makes its check ``error`` rather than stopping the grade.
 from __future__ import annotations
 
 import hashlib
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import simulator
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
@@ -21,6 +21,7 @@ from app.grading.explanations import ExplanationError, render_explanation
 from app.grading.expressions import ExpressionError, evaluate, names_used
 from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
 from simulator import SIMULATOR_VERSION
+from simulator.analytic import Estimate, estimate
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
@@ -74,22 +75,6 @@ def load_material(steps_dir: Path) -> CourseMaterial:
     return CourseMaterial(loaded, pricing)
 
 
-def default_simulate() -> Simulate:
-    """``simulator.simulate``; raises ImportError while the simulator does not export it."""
-    simulate: Simulate = importlib.import_module("simulator").simulate
-    return simulate
-
-
-def _estimate(design: Design, scenario: Scenario) -> Any:
-    """simulator.analytic's closed-form estimate for design + scenario, when the module has one."""
-    try:
-        analytic = importlib.import_module("simulator.analytic")
-    except ImportError:
-        return None
-    estimate = getattr(analytic, "estimate", None)
-    return estimate(design, scenario) if callable(estimate) else None
-
-
 def run_scenario(
     design: Design,
     scenario: Scenario,
@@ -102,7 +87,7 @@ def run_scenario(
     The result's ``cost`` is ``simulator.cost.monthly_cost`` with the run's metrics; the same
     function serves ``designlab grade`` and ``POST /api/v1/simulate``, so both give one JSON.
     """
-    result = (simulate or default_simulate())(design, scenario, seed)
+    result = (simulate or simulator.simulate)(design, scenario, seed)
     cost = monthly_cost(
         design,
         scenario,
@@ -121,7 +106,7 @@ class _Run:
     seed: int
     result: SimulationResult | None = None
     failure: str | None = None
-    estimate: Any = None
+    estimate: Estimate | None = None
 
     @property
     def metrics(self) -> Metrics | None:
@@ -148,7 +133,7 @@ class _Grading:
         seed = scenario.seed if self.seed is None else self.seed
         run = _Run(scenario, seed)
         try:
-            run.estimate = _estimate(self.design, scenario)
+            run.estimate = estimate(self.design, scenario)
             run.result = run_scenario(self.design, scenario, seed, self.material, self.simulate)
         except Exception as exc:  # reported on the checks that need it, never raised
             run.failure = f"simulating {name} failed: {type(exc).__name__}: {exc}"

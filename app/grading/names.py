@@ -4,7 +4,7 @@ Every check, explanation and step figure is evaluated over the same names:
 
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
-  ``estimate`` (simulator.analytic's estimate, or None), ``budget_usd`` (float, US dollars/month);
+  ``estimate`` (simulator.analytic.Estimate, or None), ``budget_usd`` (float, US dollars/month);
 - the functions min, max, abs, round, len and ``fmt(x, digits=1)``.
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
@@ -15,7 +15,6 @@ uses the same type walk to reject an unknown name or field before a learner ever
 from __future__ import annotations
 
 import difflib
-import importlib
 import types
 import typing
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from simulator.analytic import Estimate
 from simulator.design import Design
 from simulator.result import Cost, Metrics
 from simulator.scenario import Scenario
@@ -62,21 +62,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 """The only functions an expression or template may call."""
 
 
-def _estimate_type() -> Any:
-    """The analytic estimate's model class, once simulator.analytic provides one."""
-    try:
-        analytic = importlib.import_module("simulator.analytic")
-    except ImportError:
-        return Any
-    return getattr(analytic, "Estimate", Any)
-
-
 ROOT_TYPES: dict[str, Any] = {
     "design": Design,
     "scenario": Scenario,
     "metrics": Metrics,
     "cost": Cost,
-    "estimate": _estimate_type(),
+    "estimate": Estimate,
     "budget_usd": float,
 }
 """Each name an expression may read, with its type (None is allowed for all but design)."""

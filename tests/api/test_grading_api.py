@@ -135,3 +135,46 @@ def test_openapi_documents_both_endpoints_and_body_types(api):
     assert ok == {"$ref": "#/components/schemas/GradeResult"}
     assert "/api/v1/simulate" in spec["paths"]
     assert {"Design", "GradeResult", "SimulationResult"} <= set(spec["components"]["schemas"])
+
+
+SIMULATED = Path(__file__).resolve().parents[1] / "grading" / "fixtures" / "simulated"
+
+
+@pytest.fixture
+def simulated_api(make_settings):
+    app = create_app(make_settings(steps_dir=SIMULATED))
+    if not any(getattr(r, "path", "") == "/api/v1/simulate" for r in app.routes):
+        app.include_router(router)
+    with TestClient(app) as client:
+        yield client
+
+
+def test_simulate_returns_the_priced_simulation(simulated_api):
+    """POST /api/v1/simulate equals run_scenario for the same design, scenario and seed."""
+    from app.grading.grader import load_material, run_scenario
+    from simulator.files import load_design
+
+    design_file = SIMULATED / "designs" / "reference.yaml"
+    files = {"design": ("design.yaml", design_file.read_bytes(), "application/yaml")}
+    response = simulated_api.post("/api/v1/simulate?scenario=tiny&seed=5", files=files)
+    assert response.status_code == 200
+    material = load_material(SIMULATED)
+    expected = run_scenario(
+        load_design(design_file), material.loaded.scenarios["tiny"], 5, material
+    )
+    assert response.json() == json.loads(expected.model_dump_json())
+    assert response.json()["cost"]["budget_usd"] == 85000
+
+
+def test_grade_with_scenarios_matches_the_cli(simulated_api):
+    """A course whose steps simulate: the API's grade equals the CLI's JSON."""
+    design_file = SIMULATED / "designs" / "reference.yaml"
+    response = simulated_api.post(
+        "/api/v1/grade", content=design_file.read_bytes(), headers={"content-type": "text/yaml"}
+    )
+    outcome = CliRunner().invoke(
+        cli, ["grade", str(design_file), "--format", "json", "--steps-dir", str(SIMULATED)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert response.json() == json.loads(outcome.stdout)
+    assert response.json()["steps"][0]["metrics"]["arrivals"] > 0

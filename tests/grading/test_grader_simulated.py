@@ -1,0 +1,86 @@
+"""The grader with the simulator: a scenario shared by two steps is simulated once per grade and
+priced with the course's catalog; its metrics, cost and estimate reach the checks and the result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.grading.grader import grade, load_material, run_scenario
+from simulator import simulate
+from simulator.cost import monthly_cost
+from simulator.design import Design
+from simulator.files import load_design
+from simulator.scenario import Scenario
+
+FIXTURE = Path(__file__).parent / "fixtures" / "simulated"
+
+
+@pytest.fixture(scope="module")
+def material():
+    return load_material(FIXTURE)
+
+
+@pytest.fixture(scope="module")
+def design() -> Design:
+    return load_design(FIXTURE / "designs" / "reference.yaml")
+
+
+def test_a_shared_scenario_is_simulated_once_per_grade(material, design):
+    """Two steps and five checks read the tiny scenario: one simulation, with its own seed 3."""
+    calls: list[tuple[str, int]] = []
+
+    def counted(d: Design, scenario: Scenario, seed: int):
+        calls.append((scenario.name, seed))
+        return simulate(d, scenario, seed)
+
+    result = grade(design, material, simulate=counted)
+    assert calls == [("tiny", 3)]
+    assert result.status == "pass"
+    assert [s.seed for s in result.steps] == [3, 3]
+
+
+def test_a_given_seed_reaches_every_scenario(material, design):
+    """--seed 9 replaces the scenario's own seed and is reported."""
+    calls: list[int] = []
+
+    def counted(d: Design, scenario: Scenario, seed: int):
+        calls.append(seed)
+        return simulate(d, scenario, seed)
+
+    result = grade(design, material, seed=9, simulate=counted)
+    assert calls == [9]
+    assert result.seed == 9
+
+
+def test_steps_carry_the_metrics_and_the_priced_month(material, design):
+    """The step's metrics are the simulation's; its cost is the month priced with those metrics."""
+    result = grade(design, material)
+    step = result.steps[0]
+    scenario = material.loaded.scenarios["tiny"]
+    expected = simulate(design, scenario, 3)
+    assert step.metrics == expected.metrics
+    assert step.cost == monthly_cost(
+        design, scenario, material.pricing, budget_usd=85_000, metrics=expected.metrics
+    )
+    assert result.cost == step.cost
+
+
+def test_explanations_show_the_simulated_figures(material, design):
+    """The explanation quotes the run's arrivals and the priced tokens."""
+    result = grade(design, material)
+    nothing_lost, within_budget, estimate = result.steps[0].checks
+    arrivals = result.steps[0].metrics.arrivals
+    assert nothing_lost.explanation == f"{arrivals:,} step events arrived and 0 were lost."
+    assert within_budget.explanation.endswith("model tokens $69,984.")
+    assert estimate.explanation.startswith("estimated utilisation ")
+
+
+def test_run_scenario_prices_the_simulation(material, design):
+    """run_scenario is simulate plus the month's cost against the course budget."""
+    scenario = material.loaded.scenarios["tiny"]
+    result = run_scenario(design, scenario, 3, material)
+    assert result.cost is not None
+    assert result.cost.budget_usd == 85_000
+    assert result.metrics == simulate(design, scenario, 3).metrics
