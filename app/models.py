@@ -132,3 +132,35 @@ class SimResult(Base):
     simulator_version: Mapped[str] = mapped_column(String(32))
     result_json: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CheckOutcome(Base):
+    """A learner's verdicts on one check: the first graded attempt's and the latest one's.
+
+    One row per learner and check, written by ``app.attempts.record_attempt``. ``first_status``
+    never changes once set, so "failed first time" counts stay true however often a learner
+    retries; the instructor dashboard ranks the hardest checks by it.
+    """
+
+    __tablename__ = "check_outcomes"
+    __table_args__ = (
+        UniqueConstraint(
+            "user_id", "course_id", "step_id", "check_id", name="uq_check_outcomes_user_check"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    course_id: Mapped[str] = mapped_column(String(64))
+    step_id: Mapped[str] = mapped_column(String(64))
+    check_id: Mapped[str] = mapped_column(String(64))
+    first_status: Mapped[str] = mapped_column(String(8))
+    """The check's status (pass, fail or error) on the learner's first graded attempt."""
+    first_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_status: Mapped[str] = mapped_column(String(8))
+    """The status on the latest graded attempt."""
+    last_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    """Graded attempts that included this check."""
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    """Of those, attempts where the check failed (errors not counted)."""

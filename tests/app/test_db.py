@@ -3,10 +3,11 @@
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select
 from sqlalchemy.orm.exc import StaleDataError
 
-from app.db import database_status, make_engine, make_sessionmaker, upgrade
+from app.db import alembic_config, database_status, make_engine, make_sessionmaker, upgrade
 from app.models import Base, DesignRecord, Role, User
 
 
@@ -19,7 +20,14 @@ def db_url(tmp_path):
 
 def test_upgrade_head_creates_every_table(db_url):
     tables = set(inspect(make_engine(db_url)).get_table_names())
-    assert {"users", "designs", "step_progress", "sim_results", "alembic_version"} <= tables
+    assert {
+        "users",
+        "designs",
+        "step_progress",
+        "sim_results",
+        "check_outcomes",
+        "alembic_version",
+    } <= tables
 
 
 def test_migrations_match_the_models(db_url):
@@ -30,7 +38,8 @@ def test_migrations_match_the_models(db_url):
 
 def test_upgrade_twice_is_a_no_op(db_url):
     upgrade(db_url)
-    assert database_status(make_engine(db_url)) == {"status": "ok", "revision": "0001"}
+    head = ScriptDirectory.from_config(alembic_config(db_url)).get_current_head()
+    assert database_status(make_engine(db_url)) == {"status": "ok", "revision": head}
 
 
 def test_status_reports_an_unmigrated_database_as_error(tmp_path):
