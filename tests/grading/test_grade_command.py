@@ -101,3 +101,18 @@ def test_out_writes_the_report_and_prints_a_summary(tmp_path):
     assert outcome.exit_code == 0
     assert ET.parse(out).getroot().get("tests") == "4"
     assert outcome.stdout.splitlines()[0] == "PASS 10/10: Passed all 4 checks: 10/10 points."
+
+
+def test_an_unexpected_exception_exits_3_with_an_error_report(tmp_path, monkeypatch):
+    """A bug inside grading still leaves a complete error result and exit code 3."""
+    import app.commands.grade as command
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(command, "grade", broken)
+    out = tmp_path / "grade.json"
+    outcome = run(str(REFERENCE), "--format", "json", "--out", str(out))
+    assert outcome.exit_code == 3
+    data = json.loads(out.read_text())
+    assert (data["status"], data["message"]) == ("error", "internal error: RuntimeError: boom")
