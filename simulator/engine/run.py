@@ -185,7 +185,7 @@ class Simulation:
         env = self.env
         for g in self.groups.values():
             g.start(0.0)
-        env.process(self._sampler())
+        sampler = env.process(self._sampler())
         if self.design.delivery.commit is CommitMode.auto:
             interval = self.design.delivery.auto_commit_interval_ms / 1000.0
             floor = self.duration / MAX_AUTO_COMMIT_TICKS
@@ -202,7 +202,7 @@ class Simulation:
                 self.notes.append(f"fault {fault.kind} is not simulated by the core simulator")
                 continue
             env.process(handler(self, fault))
-        env.run(until=self.duration)
+        env.run(until=sampler)
         self.advance(self.duration)
         return self._result()
 

@@ -4,11 +4,11 @@ A scenario drives the simulator in one of two ways (``simulator.scenario.Load``)
 
 - **runs** (``runs_per_second``): runs arrive (Poisson, or evenly spaced in deterministic mode) and
   each fans out into model calls (the agent consumer group), tool calls (the tool group) and state
-  writes (the state group). Model calls per run follow the design's orchestration with the same
-  rule as the cost model (:func:`simulator.cost.model_calls_per_run`: peer agents without
-  ``max_subagents`` multiply the planned calls by ``fan_out.uncapped_peer_multiplier``, a single
-  agent makes 4/15 of them, a ``token_budget_per_run`` stops the run). A fractional mean is kept
-  exactly over the runs: run ``r`` makes ``floor((r+1) c) - floor(r c)`` calls.
+  writes (the state group), shaped by the design's orchestration with the closed forms' rule
+  (:func:`simulator.analytic.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
+  planned step events by ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the
+  model calls, a ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly
+  over the runs: run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind.
   A run's step events are emitted one after another over its *nominal span*, the sum of its
   steps' mean times (as if each step waited for the previous one and nothing queued), with the
   three kinds interleaved evenly. Runs start from ``-span`` so the arrival rate is stationary from
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulator.cost import model_calls_per_run
+from simulator.analytic import fan_out_per_run
 from simulator.design import Design
 from simulator.scenario import Scenario, StepTime
 
@@ -239,40 +239,35 @@ def _runs(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workl
     rate = float(load.runs_per_second or 0.0)
     duration = scenario.duration_seconds
     even = scenario.deterministic or load.arrivals == "even"
-    shape = model_calls_per_run(design, load)
-    mean_model = float(shape.model_calls)
-    n_tool = load.fan_out.tool_calls
-    n_state = load.fan_out.state_writes
+    shape = fan_out_per_run(design, load)
+    mean_counts = (shape.model_calls, shape.tool_calls, shape.state_writes)
     times = load.step_time
-    means = (
-        times.agent_step.mean_seconds,
-        times.tool_call.mean_seconds,
-        times.state_write.mean_seconds,
-    )
-    max_model = int(math.ceil(mean_model - 1e-9))
-    span = max_model * means[0] + n_tool * means[1] + n_state * means[2]
-    per_run_max = max_model + n_tool + n_state
-    if rate * (duration + span) * per_run_max > MAX_EVENTS:
+    dists = (times.agent_step, times.tool_call, times.state_write)
+    means = tuple(d.mean_seconds for d in dists)
+    most = [int(math.ceil(c - 1e-9)) for c in mean_counts]
+    span = sum(k * m for k, m in zip(most, means, strict=True))
+    if rate * (duration + span) * sum(most) > MAX_EVENTS:
         raise ValueError(
-            f"{rate * duration * per_run_max:,.0f} step events exceed the simulator's bound of "
+            f"{rate * duration * sum(most):,.0f} step events exceed the simulator's bound of "
             f"{MAX_EVENTS:,}"
         )
     starts = arrival_times(rng, rate, -span, duration, even)
     runs = starts.size
     tenants = zipf_tenants(rng, load.tenants.count, load.tenants.zipf_s, runs)
-    counts = _per_run_counts(mean_model, runs)
+    counts = np.stack([_per_run_counts(c, runs) for c in mean_counts], axis=1)
 
     kinds_all: list[np.ndarray] = []
     time_all: list[np.ndarray] = []
     run_all: list[np.ndarray] = []
-    # Runs with the same number of model calls share one template (at most two distinct counts).
-    for calls in np.unique(counts):
-        calls_i = int(calls)
-        which = np.nonzero(counts == calls)[0]
-        template = run_template(calls_i, n_tool, n_state)
+    # Runs with the same counts share one template (a fractional mean makes a few distinct ones).
+    shapes, which_shape = np.unique(counts, axis=0, return_inverse=True)
+    for index, row in enumerate(shapes):
+        model, tool, state = (int(x) for x in row)
+        which = np.nonzero(which_shape.ravel() == index)[0]
+        template = run_template(model, tool, state)
         if template.size == 0:
             continue
-        own_span = calls_i * means[0] + n_tool * means[1] + n_state * means[2]
+        own_span = model * means[0] + tool * means[1] + state * means[2]
         offsets = own_span * np.arange(template.size, dtype=np.float64) / template.size
         t = starts[which][:, None] + offsets[None, :]
         kinds_all.append(np.broadcast_to(template, t.shape).ravel())
@@ -288,11 +283,9 @@ def _runs(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workl
         run = np.empty(0, dtype=np.int64)
     inside = (when >= 0.0) & (when < duration)
     kinds, when, run = kinds[inside], when[inside], run[inside]
-    order = np.argsort(when, kind="stable")
+    order = np.lexsort((run, when))
     kinds, when, run = kinds[order], when[order], run[order]
 
-    dists = (times.agent_step, times.tool_call, times.state_write)
-    offered = (rate * mean_model, rate * n_tool, rate * n_state)
     groups: dict[str, GroupLoad] = {}
     for kind, name in enumerate(GROUPS):
         mask = kinds == kind
@@ -304,14 +297,14 @@ def _runs(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workl
             run[mask],
             tenants[run[mask]] if runs else run[mask],
             dists[kind].mean_seconds,
-            offered[kind],
+            rate * mean_counts[kind],
         )
     notes = [
-        f"{rate:g} runs/s, each {mean_model:g} model calls ({shape.rule}), {n_tool} tool calls "
-        f"and {n_state} state writes over a nominal span of {span:g} s"
+        f"{rate:g} runs/s, each {shape.model_calls:g} model calls, {shape.tool_calls:g} tool calls "
+        f"and {shape.state_writes:g} state writes ({shape.note}) over a nominal span of {span:g} s"
     ]
-    tokens = shape.tokens_per_call
-    return Workload(duration, groups, tokens, mean_model, notes)
+    tokens = load.tokens.input_per_call + load.tokens.output_per_call
+    return Workload(duration, groups, tokens, shape.model_calls, notes)
 
 
 def build_workload(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workload:
