@@ -35,7 +35,9 @@ class Metrics(_Out):
     arrivals: int = Field(description="Step events produced to the log.")
     processed: int = Field(description="Step events whose processing completed (first time).")
     throughput_eps: float
-    capacity_eps: float = Field(description="Busy-able partitions / mean step time, bottleneck group.")
+    capacity_eps: float = Field(
+        description="Busy-able partitions / mean step time, bottleneck group."
+    )
     utilisation: float = Field(description="Offered load / capacity of the bottleneck group (0..).")
     lag_total_max: int = Field(description="Largest total consumer lag seen, in step events.")
     backlog_peak: int
@@ -49,7 +51,8 @@ class Metrics(_Out):
     in_flight_mean: float = 0.0
     latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
     wait_mean_s: float = Field(
-        0.0, description="Mean time from arrival to the step's start (queueing, 429 waits), seconds."
+        0.0,
+        description="Mean time from arrival to the step's start (queueing, 429 waits), seconds.",
     )
     dedupe_skipped: int = Field(
         0, description="Redelivered events skipped because dedupe had seen them (no effect)."
