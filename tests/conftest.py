@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.settings import Settings
+from tests.databases import PostgresDatabases, backend_params, postgres_url
 from tests.factories import write_course
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,15 +20,40 @@ def course_dir(tmp_path: Path) -> Path:
     return write_course(tmp_path / "course")
 
 
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[PostgresDatabases]:
+    """Per-test PostgreSQL databases on the server at DATABASE_URL_TEST (tests/databases.py)."""
+    url = postgres_url()
+    if url is None:
+        pytest.skip("DATABASE_URL_TEST is not set")
+    databases = PostgresDatabases(url)
+    yield databases
+    databases.close()
+
+
+@pytest.fixture(params=backend_params())
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database per test: a SQLite file (not yet created), and, when DATABASE_URL_TEST is
+    set, also a PostgreSQL database at migration head. Run ``app.db.upgrade(url)`` before use."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'var' / 'test.sqlite3'}"
+        return
+    databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
+    url = databases.create()
+    yield url
+    databases.drop(url)
+
+
 @pytest.fixture
-def make_settings(tmp_path: Path):
-    """Build test Settings: a fresh SQLite file per test, the repository's steps/ by default."""
+def make_settings(tmp_path: Path, database_url: str):
+    """Build test Settings: a fresh database per test (SQLite, and PostgreSQL when configured),
+    the repository's steps/ by default."""
 
     def build(**overrides: object) -> Settings:
         values: dict[str, object] = {
             "env": "test",
             "secret_key": "test-secret-key-not-for-production",
-            "database_url": f"sqlite:///{tmp_path / 'var' / 'test.sqlite3'}",
+            "database_url": database_url,
             "steps_dir": REPO / "steps",
         }
         values.update(overrides)

@@ -9,8 +9,8 @@ from app.models import Role
 
 
 @pytest.fixture
-def session(tmp_path):
-    url = f"sqlite:///{tmp_path / 'accounts.sqlite3'}"
+def session(database_url):
+    url = database_url
     upgrade(url)
     with make_sessionmaker(make_engine(url))() as s:
         yield s

@@ -12,8 +12,8 @@ from app.models import Base, DesignRecord, Role, User
 
 
 @pytest.fixture
-def db_url(tmp_path):
-    url = f"sqlite:///{tmp_path / 'var' / 'test.sqlite3'}"
+def db_url(database_url):
+    url = database_url
     upgrade(url)
     return url
 

@@ -12,8 +12,8 @@ from simulator.design import Design
 
 
 @pytest.fixture
-def session(tmp_path):
-    url = f"sqlite:///{tmp_path / 'designs.sqlite3'}"
+def session(database_url):
+    url = database_url
     upgrade(url)
     with make_sessionmaker(make_engine(url))() as s:
         yield s

@@ -25,8 +25,8 @@ def test_badge_labels(standing, label):
     assert standing.label == label
 
 
-def test_standings_and_resume_follow_the_learners_rows(tmp_path, course_dir):
-    url = f"sqlite:///{tmp_path / 'progress.sqlite3'}"
+def test_standings_and_resume_follow_the_learners_rows(database_url, course_dir):
+    url = database_url
     upgrade(url)
     course = load_course(course_dir)
     with make_sessionmaker(make_engine(url))() as session:
