@@ -137,9 +137,9 @@ class SimResult(Base):
 class CheckOutcome(Base):
     """A learner's verdicts on one check: the first graded attempt's and the latest one's.
 
-    One row per learner and check, written by ``app.attempts.record_attempt``. ``first_status``
-    never changes once set, so "failed first time" counts stay true however often a learner
-    retries; the instructor dashboard ranks the hardest checks by it.
+    One row per learner and check, written by ``app.check_outcomes.record_check_outcomes``.
+    ``first_status`` never changes once set, so "failed first time" counts stay true however often
+    a learner retries; the instructor dashboard ranks the hardest checks by it.
     """
 
     __tablename__ = "check_outcomes"
