@@ -8,6 +8,7 @@ import pytest
 from app.course.content import LoadedCourse
 from app.course.figures import step_figures
 from simulator import analytic
+from simulator.assignment import assign_partitions, member_ids, partition_counts
 from simulator.poison import backoffs_for_policy, stall_seconds
 from simulator.saga import saga_outcomes
 
@@ -16,6 +17,16 @@ def _narrative(course: LoadedCourse, slug: str) -> str:
     step = course.step(slug)
     assert step is not None
     return step.narrative
+
+
+def test_step_3_assignment_numbers(course: LoadedCourse):
+    text = _narrative(course, "event-log")
+    assert "six partitions shared by four workers give two workers two partitions each" in text
+    assert "with eight workers, two of them own nothing" in text
+    four = member_ids(4)
+    assert partition_counts(assign_partitions("range", four, 6), four) == [2, 2, 1, 1]
+    eight = member_ids(8)
+    assert partition_counts(assign_partitions("range", eight, 6), eight).count(0) == 2
 
 
 def test_step_5_slow_batch_numbers(course: LoadedCourse):
