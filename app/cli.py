@@ -18,6 +18,7 @@ from app.commands.grade import grade_command
 from app.commands.lint import lint
 from app.commands.schema import schema
 from app.commands.serve import serve
+from app.commands.simulate import simulate_command
 from app.errors import DesignlabError
 from simulator.errors import InputFileError
 
@@ -59,3 +60,4 @@ main.command("create-user")(create_user_command)
 main.command()(lint)
 main.command()(schema)
 main.command("grade")(grade_command)
+main.command("simulate")(simulate_command)

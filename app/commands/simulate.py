@@ -1,0 +1,111 @@
+"""``designlab simulate DESIGN --scenario NAME|FILE [--seed N] [--json] [--steps-dir D]``.
+
+Contract 4. ``--scenario`` is a scenario file (YAML) or the name of one of the course's scenarios
+(``steps/scenarios/<name>.yaml``: peak, worker-crash, state-failover, provider-outage, poison).
+When the course folder loads, the result carries the monthly cost against the course budget, as
+``POST /api/v1/simulate`` does (``app.grading.grader.run_scenario``); a scenario file outside a
+loadable course is simulated without a cost. ``--json`` prints the SimulationResult JSON
+(byte-identical for the same design, scenario, seed and simulator version); otherwise a summary.
+Exit codes: 0 simulated; 2 bad input (a design or scenario file that is not valid, an unknown
+scenario name); 3 internal error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.errors import NotFound
+from app.grading.grader import CourseMaterial, CourseNotGradable, load_material, run_scenario
+from app.settings import get_settings
+from simulator import simulate
+from simulator.files import load_design, load_scenario
+from simulator.result import SimulationResult
+from simulator.scenario import Scenario
+
+
+def _course(steps_dir: Path) -> CourseMaterial | None:
+    """The course material, or None when the folder has no loadable course."""
+    if not (steps_dir / "course.yaml").is_file():
+        return None
+    try:
+        return load_material(steps_dir)
+    except CourseNotGradable:
+        return None
+
+
+def _scenario(name_or_file: str, material: CourseMaterial | None) -> Scenario:
+    path = Path(name_or_file)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        return load_scenario(path)
+    scenarios = material.loaded.scenarios if material is not None else {}
+    if name_or_file not in scenarios:
+        names = ", ".join(sorted(scenarios)) or "none (no course folder loaded)"
+        raise NotFound(f"no scenario {name_or_file!r}; choose a file or one of: {names}")
+    return scenarios[name_or_file]
+
+
+def _number(x: float | None, unit: str = "", digits: int = 1) -> str:
+    if x is None:
+        return "never"
+    return f"{x:,.{digits}f}{unit}"
+
+
+def summary(result: SimulationResult) -> str:
+    """Lines a person reads: load, capacity, backlog and recovery, durability, tokens, cost."""
+    m = result.metrics
+    lines = [
+        f"{result.scenario} (seed {result.seed}, {result.duration_seconds:g} s simulated, "
+        f"simulator {result.simulator_version})",
+        f"step events: {m.arrivals:,} arrived, {m.processed:,} processed, "
+        f"{m.throughput_eps:,.1f}/s",
+        f"capacity {m.capacity_eps:,.1f}/s, utilisation {m.utilisation:.1%}, "
+        f"in flight {m.in_flight_mean:,.1f} on average",
+        f"latency p50 {m.latency_p50_s:,.2f} s, p95 {m.latency_p95_s:,.2f} s, "
+        f"p99 {m.latency_p99_s:,.2f} s",
+        f"lag peak {m.lag_total_max:,}, backlog peak {m.backlog_peak:,}, "
+        f"drain {_number(m.drain_seconds, ' s')}" + (f" ({m.drain_note})" if m.drain_note else ""),
+        f"redelivered {m.redelivered:,}, duplicate effects {m.duplicate_effects:,}, "
+        f"lost {m.lost:,}, dead-lettered {m.dead_lettered:,}, rebalances {m.rebalances:,}",
+        f"model calls {m.model_calls:,} ({m.model_calls_repeated:,} repeated), tokens "
+        f"{m.tokens:,} ({m.tokens_repeated:,} repeated), HTTP 429s {m.http_429s:,}",
+    ]
+    for name, g in m.by_group.items():
+        lines.append(
+            f"  {name}: {g.arrivals:,} arrived, capacity {g.capacity_eps:,.1f}/s, utilisation "
+            f"{g.utilisation:.1%}, lag peak {g.lag_total_max:,}, p95 {g.latency_p95_s:,.2f} s"
+        )
+    if result.cost is not None:
+        c = result.cost
+        lines.append(f"monthly cost ${c.monthly_usd:,.0f} against a budget of ${c.budget_usd:,.0f}")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines)
+
+
+def simulate_command(
+    design: Annotated[Path, typer.Argument(help="The design file (YAML, version: 1).")],
+    scenario: Annotated[
+        str, typer.Option(help="A scenario file, or the name of one of the course's scenarios.")
+    ],
+    seed: Annotated[
+        int | None, typer.Option(help="Seed; default: the scenario's own seed.", min=0)
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON (contract 3's metrics).")
+    ] = False,
+    steps_dir: Annotated[
+        Path | None, typer.Option(help="The course folder; default STEPS_DIR (steps/).")
+    ] = None,
+) -> None:
+    """Simulate a design under a scenario and print its metrics (or the JSON result)."""
+    material = _course(steps_dir or get_settings().steps_dir)
+    loaded_design = load_design(design)
+    chosen = _scenario(scenario, material)
+    run_seed = chosen.seed if seed is None else seed
+    if material is not None:
+        result = run_scenario(loaded_design, chosen, run_seed, material)
+    else:
+        result = simulate(loaded_design, chosen, run_seed)
+    typer.echo(result.model_dump_json() if as_json else summary(result))
