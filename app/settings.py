@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "designlab-development-secret-change-me"
@@ -40,6 +40,33 @@ class Settings(BaseSettings):
 
     steps_dir: Path = Path("steps")
     """STEPS_DIR: the course folder (course.yaml, one folder per step, scenarios/, designs/)."""
+
+    max_body_bytes: int = Field(2_000_000, ge=1024)
+    """MAX_BODY_BYTES: the largest request body accepted; a larger one gets 413. A design or
+    scenario file may be 1 MB (simulator.files.MAX_FILE_BYTES) plus the form's overhead."""
+
+    sim_workers: int = Field(0, ge=0)
+    """SIM_WORKERS: processes that run simulations; 0 (the default) means CPU cores less one, at
+    least one."""
+
+    sim_timeout_seconds: float = Field(30.0, gt=0)
+    """SIM_TIMEOUT_SECONDS: wall-time budget of one simulation; its worker is killed after it."""
+
+    sim_max_step_events: int = Field(2_000_000, ge=1)
+    """SIM_MAX_STEP_EVENTS: a scenario expected to offer more step events is refused up front."""
+
+    rate_limit_sign_in: str = "10/minute"
+    """RATE_LIMIT_SIGN_IN: sign-in attempts per client address (``limits`` notation, e.g.
+    ``10/minute``). Limits are kept in each app process: N instances allow N times as many."""
+
+    rate_limit_grade: str = "20/minute"
+    """RATE_LIMIT_GRADE: gradings per learner (or per client address for the API)."""
+
+    rate_limit_simulate: str = "60/minute"
+    """RATE_LIMIT_SIMULATE: simulation runs per learner (or per client address for the API)."""
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """LOG_LEVEL: the least severe level logged. Logs are JSON lines on stderr with a request id."""
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

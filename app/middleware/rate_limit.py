@@ -1,0 +1,121 @@
+"""Rate limits on sign-in, grading and simulation, kept in this process's memory (``limits``,
+moving window).
+
+A rule names a route (its name and method, matched with the app's own router) and a limit such
+as ``10/minute``. Sign-in is counted per client address; grading and simulation per signed-in or
+guest learner (the session's user), else per client address (the JSON API has no session). Over
+the limit the answer is 429 with ``Retry-After``, as JSON, an htmx fragment or a page like any
+other error. Each app process counts on its own: N instances behind a proxy allow up to N times
+the limit (see deploy/README.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
+from starlette.requests import Request
+from starlette.routing import Match
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.errors import DesignlabError
+from app.settings import Settings
+from app.web.errors import error_response
+
+
+class TooManyRequests(DesignlabError):
+    """The client went over a rate limit (429)."""
+
+    status = 429
+    title = "Too many requests"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Limit ``method`` requests to the route named ``route`` to ``limit``, counted per learner
+    (``per="learner"``: the session's user, else the client address) or per client address."""
+
+    name: str
+    route: str
+    method: str
+    limit: RateLimitItem
+    per: str = "learner"
+
+
+SIGN_IN_ROUTES = (("login", "POST"),)
+GRADE_ROUTES = (("grade_design", "POST"), ("report", "GET"))
+SIMULATE_ROUTES = (("simulate_design", "POST"), ("run_step", "POST"))
+"""Route names and methods each kind of limit applies to (the API's and the step pages')."""
+
+
+def rules_from(settings: Settings) -> list[Rule]:
+    """The rules for ``settings``' RATE_LIMIT_* values; raises ValueError for a bad notation."""
+    kinds = (
+        ("sign-in", SIGN_IN_ROUTES, settings.rate_limit_sign_in, "address"),
+        ("grading", GRADE_ROUTES, settings.rate_limit_grade, "learner"),
+        ("simulation", SIMULATE_ROUTES, settings.rate_limit_simulate, "learner"),
+    )
+    return [
+        Rule(name, route, method, parse(limit), per)
+        for name, routes, limit, per in kinds
+        for route, method in routes
+    ]
+
+
+def _client_address(scope: Scope) -> str:
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+def _key(scope: Scope, per: str) -> str:
+    if per == "learner":
+        session = scope.get("session") or {}
+        user_id = session.get("user_id")
+        if isinstance(user_id, int):
+            return f"user:{user_id}"
+    return f"address:{_client_address(scope)}"
+
+
+class RateLimitMiddleware:
+    """Pure ASGI middleware; must sit inside the session middleware to see the session's user."""
+
+    def __init__(self, app: ASGIApp, *, rules: list[Rule]):
+        self.app = app
+        self.rules = rules
+        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+
+    def _rule_for(self, scope: Scope) -> Rule | None:
+        method = scope["method"]
+        candidates = [r for r in self.rules if r.method == method]
+        if not candidates:
+            return None
+        for route in scope["app"].router.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                name = getattr(route, "name", None)
+                return next((r for r in candidates if r.route == name), None)
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        rule = self._rule_for(scope) if scope["type"] == "http" else None
+        if rule is None:
+            await self.app(scope, receive, send)
+            return
+        key = _key(scope, rule.per)
+        if self.limiter.hit(rule.limit, rule.name, key):
+            await self.app(scope, receive, send)
+            return
+        reset_at = self.limiter.get_window_stats(rule.limit, rule.name, key).reset_time
+        retry_after = max(1, math.ceil(reset_at - time.time()))
+        request = Request(scope, receive)
+        error = TooManyRequests(
+            f"Too many {rule.name} requests: at most {rule.limit}. "
+            f"Try again in {retry_after} s."
+        )
+        response = error_response(request, error)
+        response.headers["Retry-After"] = str(retry_after)
+        await response(scope, receive, send)
