@@ -9,6 +9,8 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
+from app import middleware, simpool
+from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.settings import Settings, get_settings
@@ -30,6 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         upgrade(settings.database_url)
         app.state.course_cache.get()
         yield
+        simpool.pool().close()
         app.state.engine.dispose()
 
     app = FastAPI(
@@ -40,13 +43,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url="/api/docs",
         openapi_url="/api/openapi.json",
         redoc_url=None,
+        max_body_size=settings.max_body_bytes,
     )
     app.state.settings = settings
     app.state.engine = make_engine(settings.database_url)
     app.state.sessionmaker = make_sessionmaker(app.state.engine)
     app.state.course_cache = CourseCache(settings.steps_dir, watch=settings.watch_steps)
     app.state.templates = make_templates(settings)
+    simpool.configure(simpool.limits_from(settings))
 
+    middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(
         SessionMiddleware,
         secret_key=settings.secret_key,
@@ -57,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.include_router(health.router)
+    app.include_router(api_router)
     app.include_router(auth.router)
     app.include_router(pages.router)
     return app

@@ -1,9 +1,10 @@
 """The app's production middleware, installed by ``install(app, settings)`` from create_app.
 
 Order, outermost first: request id and access log, security headers (both wrap FastAPI's own
-error middleware too, so a 500 page carries them), then FastAPI's stack, in which the rate limits
-sit inside the session middleware (they read the session's user). The request body limit is
-FastAPI's own (``FastAPI(max_body_size=...)``, set from MAX_BODY_BYTES by create_app).
+error middleware too, so a 500 page carries them), the refusal of a declared body over
+MAX_BODY_BYTES (before FastAPI's own limit, which would answer in plain text), then FastAPI's
+stack, in which the rate limits sit inside the session middleware (they read the session's user). A body streamed without a length is cut at the same size by
+FastAPI's own limit (``FastAPI(max_body_size=...)``, set by create_app).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from starlette.types import ASGIApp
 
 from app.logs import configure_logging
+from app.middleware.body_limit import ContentLengthLimitMiddleware
 from app.middleware.rate_limit import RateLimitMiddleware, rules_from
 from app.middleware.request_id import RequestIdMiddleware
 from app.middleware.security_headers import SecurityHeadersMiddleware, docs_policy
@@ -43,7 +45,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     build_stack = app.build_middleware_stack
 
     def build_with_outer_middleware() -> ASGIApp:
-        inner = build_stack()
+        inner = ContentLengthLimitMiddleware(build_stack(), max_body_bytes=settings.max_body_bytes)
         headers = SecurityHeadersMiddleware(
             inner, docs_path=app.docs_url, docs_csp=docs_csp, hsts=settings.env == "production"
         )
