@@ -14,7 +14,7 @@ from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.settings import Settings, get_settings
-from app.web import auth, errors, health, pages
+from app.web import auth, errors, estimate, health, pages, report, simulation
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
 
@@ -66,4 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_router)
     app.include_router(auth.router)
     app.include_router(pages.router)
+    app.include_router(estimate.router)
+    app.include_router(simulation.router)
+    app.include_router(report.router)
     return app

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
-from app.models import StepProgress, StepStatus
+from app.models import StepProgress, StepStatus, utcnow
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,77 @@ def mark_in_progress(session: Session, user_id: int, course_id: str, step_id: st
                 attempts=0,
             )
         )
+
+
+def _row(session: Session, user_id: int, course_id: str, step_id: str) -> StepProgress:
+    """The learner's progress row for a step, added (not started) when there is none."""
+    row = session.scalar(
+        select(StepProgress).where(
+            StepProgress.user_id == user_id,
+            StepProgress.course_id == course_id,
+            StepProgress.step_id == step_id,
+        )
+    )
+    if row is None:
+        row = StepProgress(
+            user_id=user_id,
+            course_id=course_id,
+            step_id=step_id,
+            status=StepStatus.not_started,
+            score=0.0,
+            points=0,
+            max_points=0,
+            attempts=0,
+        )
+        session.add(row)
+    return row
+
+
+def record_run(
+    session: Session,
+    user_id: int,
+    course_id: str,
+    step_id: str,
+    points: int,
+    max_points: int,
+    passed: bool,
+) -> StepProgress:
+    """Record a graded run of a step: status passed or failed, its points, one more attempt."""
+    row = _row(session, user_id, course_id, step_id)
+    now = utcnow()
+    row.status = StepStatus.passed if passed else StepStatus.failed
+    row.points = points
+    row.max_points = max_points
+    row.score = points / max_points if max_points else (1.0 if passed else 0.0)
+    row.attempts = (row.attempts or 0) + 1
+    row.first_attempt_at = row.first_attempt_at or now
+    row.last_attempt_at = now
+    return row
+
+
+def mark_needs_rerun(
+    session: Session, user_id: int, course_id: str, step_ids: Iterable[str]
+) -> list[str]:
+    """Mark the steps among ``step_ids`` that were run (passed or failed) as needing a re-run,
+    because the design they were graded on changed. Returns the ids marked."""
+    wanted = list(step_ids)
+    if not wanted:
+        return []
+    rows = session.scalars(
+        select(StepProgress).where(
+            StepProgress.user_id == user_id,
+            StepProgress.course_id == course_id,
+            StepProgress.step_id.in_(wanted),
+            StepProgress.status.in_([StepStatus.passed, StepStatus.failed]),
+        )
+    )
+    marked = []
+    for row in rows:
+        row.status = StepStatus.needs_rerun
+        marked.append(row.step_id)
+    return marked
+
+
+def steps_from(course: LoadedCourse, step: LoadedStep) -> list[str]:
+    """Slugs of ``step`` and every step after it, in course order."""
+    return [s.slug for s in course.steps if s.number >= step.number]

@@ -16,6 +16,7 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
+from app.course.figures import narrative_with_figures
 from app.course.narrative import render_markdown
 from app.designs import load_design
 from app.errors import NotFound
@@ -41,8 +42,8 @@ def can_see_problems(user: User | None, settings: Settings) -> bool:
 
 
 def narrative_html(course: LoadedCourse, step: LoadedStep) -> Markup:
-    """The step's narrative as sanitised HTML."""
-    return render_markdown(step.narrative)
+    """The step's narrative as sanitised HTML, its ``{{ figures.name }}`` computed."""
+    return render_markdown(narrative_with_figures(course, step))
 
 
 def step_page_context(
@@ -89,6 +90,9 @@ def step_page_context(
         "saved": False,
         "estimate": None,
         "results": None,
+        "rerun_note": "",
+        "diagram": None,
+        "runs_simulation": bool(step.step and step.step.scenario),
     }
     context.update(extra)
     return context

@@ -16,6 +16,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
 from app.settings import Settings
+from app.web import formatting
 from simulator import SIMULATOR_VERSION
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +29,7 @@ def make_templates(settings: Settings) -> Jinja2Blocks:
     templates = Jinja2Blocks(directory=str(TEMPLATES_DIR))
     templates.env.globals.update(settings=settings, simulator_version=SIMULATOR_VERSION)
     templates.env.globals["vendor_asset"] = vendor_asset
+    formatting.register(templates.env)
     return templates
 
 
@@ -47,20 +49,25 @@ def render(
     context: dict[str, Any],
     *,
     block: str | None = None,
+    also: tuple[str, ...] = (),
     status_code: int = 200,
 ) -> Response:
     """Render ``template`` as a full page, or only ``block`` when htmx asked for it.
 
     ``block`` names the fragment an HTMX request gets; None means HTMX gets the full page too.
+    ``also`` names more blocks sent after it to htmx (out-of-band swaps, ``hx-swap-oob``).
     """
     templates: Jinja2Blocks = request.app.state.templates
     fragment = block if block is not None and is_htmx(request) else None
-    response = (
-        templates.TemplateResponse(
+    if fragment and also:
+        response = templates.TemplateResponse(
+            request, template, context, status_code=status_code, block_names=[fragment, *also]
+        )
+    elif fragment:
+        response = templates.TemplateResponse(
             request, template, context, status_code=status_code, block_name=fragment
         )
-        if fragment
-        else templates.TemplateResponse(request, template, context, status_code=status_code)
-    )
+    else:
+        response = templates.TemplateResponse(request, template, context, status_code=status_code)
     response.headers["Vary"] = "HX-Request"
     return response

@@ -1,0 +1,141 @@
+"""Grading a learner's design for the browser: one step, or every step for the report card.
+
+A grade needs the simulation of each scenario its steps name (the step's and any check's own).
+Those come from the ``sim_results`` cache when the same design, scenario, seed and simulator
+version ran before; the others are simulated off the event loop by :func:`simulate_off_loop`,
+stored, and handed to the grader. Seeds are each scenario's own, as ``designlab grade`` uses them
+by default, so the browser and the CLI give the same points for the same design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import anyio
+from sqlalchemy.orm import Session
+
+from app.course.content import LoadedStep
+from app.grading.grader import CourseMaterial, grade
+from app.grading.result import GradeResult
+from app.sim_cache import CacheKey, cache_key, cached, store
+from simulator import simulate
+from simulator.design import Design
+from simulator.result import SimulationResult
+from simulator.scenario import Scenario
+
+MAX_CONCURRENT_SIMULATIONS = 2
+"""Simulations computed at once by the web app; more wait their turn (one per core)."""
+
+_limiter: anyio.CapacityLimiter | None = None
+
+
+def _simulation_limiter() -> anyio.CapacityLimiter:
+    global _limiter
+    if _limiter is None:
+        _limiter = anyio.CapacityLimiter(MAX_CONCURRENT_SIMULATIONS)
+    return _limiter
+
+
+async def simulate_off_loop(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
+    """``simulator.simulate(design, scenario, seed)`` in a worker thread, at most
+    MAX_CONCURRENT_SIMULATIONS at a time. The one place that decides where simulations run:
+    every argument and the result are picklable, so a process pool can take its place here.
+
+    Raises whatever the simulator raises.
+    """
+    return await anyio.to_thread.run_sync(
+        simulate, design, scenario, seed, limiter=_simulation_limiter()
+    )
+
+
+def scenario_names(material: CourseMaterial, steps: Sequence[LoadedStep]) -> list[str]:
+    """Names of the course scenarios ``steps`` simulate (step and check scenarios), in order."""
+    names: list[str] = []
+    for loaded in steps:
+        if loaded.step is None or not loaded.available:
+            continue
+        wanted = [loaded.step.scenario, *(c.scenario for c in loaded.step.checks)]
+        for name in wanted:
+            if name and name in material.loaded.scenarios and name not in names:
+                names.append(name)
+    return names
+
+
+@dataclass
+class Runs:
+    """The simulations a grade reads, by scenario name, and the ones that failed (not cached)."""
+
+    results: dict[str, SimulationResult] = field(default_factory=dict)
+    failures: dict[str, Exception] = field(default_factory=dict)
+    simulated: int = 0
+    """How many of them were simulated now (the rest came from the cache)."""
+
+
+def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[str, CacheKey]:
+    scenarios = material.loaded.scenarios
+    return {n: cache_key(design, n, scenarios[n], scenarios[n].seed) for n in names}
+
+
+def cached_runs(
+    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+) -> Runs | None:
+    """The cached simulations ``steps`` need for ``design``, or None if any is not cached."""
+    keys = _keys(design, material, scenario_names(material, steps))
+    found = cached(session, keys.values())
+    if len(found) < len(keys):
+        return None
+    return Runs({name: found[key] for name, key in keys.items()})
+
+
+async def ensure_runs(
+    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+) -> Runs:
+    """Every simulation ``steps`` need for ``design``: cached ones read, the rest simulated off
+    the event loop and stored in the cache (in ``session``; the caller commits). A simulation
+    that raises is kept in ``failures`` and graded as an error, never raised."""
+    keys = _keys(design, material, scenario_names(material, steps))
+    found = cached(session, keys.values())
+    runs = Runs({name: found[key] for name, key in keys.items() if key in found})
+    for name, key in keys.items():
+        if name in runs.results:
+            continue
+        scenario = material.loaded.scenarios[name]
+        try:
+            result = await simulate_off_loop(design, scenario, key.seed)
+        except Exception as exc:  # graded as an error on the checks that need it
+            runs.failures[name] = exc
+            continue
+        store(session, key, result)
+        runs.results[name] = result
+        runs.simulated += 1
+    return runs
+
+
+def grade_with_runs(
+    design: Design, material: CourseMaterial, steps: Sequence[LoadedStep], runs: Runs
+) -> GradeResult:
+    """Grade ``design`` on ``steps`` only, reading the simulations from ``runs``.
+
+    The same ``app.grading.grader.grade`` as the CLI, restricted to ``steps``: a GradeResult
+    whose ``steps`` are these steps in order. A scenario in ``runs.failures`` makes its checks
+    ``error``.
+    """
+    by_scenario = {id(material.loaded.scenarios[n]): n for n in scenario_names(material, steps)}
+
+    def served(_design: Design, scenario: Scenario, _seed: int) -> SimulationResult:
+        name = by_scenario[id(scenario)]
+        if name in runs.failures:
+            raise runs.failures[name]
+        return runs.results[name]
+
+    subset = CourseMaterial(replace(material.loaded, steps=tuple(steps)), material.pricing)
+    return grade(design, subset, simulate=served)
+
+
+async def grade_off_loop(
+    design: Design, material: CourseMaterial, steps: Sequence[LoadedStep], runs: Runs
+) -> GradeResult:
+    """:func:`grade_with_runs` in a worker thread (checks and explanations take milliseconds,
+    a whole course tens of them)."""
+    return await anyio.to_thread.run_sync(grade_with_runs, design, material, steps, runs)

@@ -1,0 +1,303 @@
+"""The learner's architecture as a diagram: laid out here, drawn as SVG by _diagram.html.
+
+From left to right: the run API, the event log with one cell per partition, the three consumer
+groups with one cell per instance, and what each group calls (model providers, the tool fleet,
+the state store with its replicas). Each consumer group, the provider and the store carry a
+utilisation bar with its percentage: measured by the last simulation when there is one, else the
+closed-form estimate, and the caption says which. Coordinates are SVG user units; the viewBox is
+``0 0 WIDTH height``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from app.web.formatting import level, percent
+from simulator.analytic import Estimate
+from simulator.design import ConsumerGroup, Design
+from simulator.result import Metrics, Timeseries
+
+WIDTH = 760
+CELL = 12
+CELL_GAP = 4
+MAX_PARTITION_CELLS = 60
+MAX_INSTANCE_CELLS = 10
+GROUP_HEIGHT = 112
+GAP = 12
+LINE = 15
+
+Source = Literal["simulation", "estimate", "none"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A small square: a partition, an instance, a runner or a store node."""
+
+    x: float
+    y: float
+    kind: str
+    label: str
+    hot: bool = False
+
+
+@dataclass(frozen=True)
+class Meter:
+    """A utilisation bar: ``value`` as a fraction (bar capped at 100 %), colour band and text."""
+
+    x: float
+    y: float
+    width: float
+    value: float | None
+    label: str
+
+    @property
+    def fill_width(self) -> float:
+        """Width of the filled part."""
+        return self.width * min(max(self.value or 0.0, 0.0), 1.0)
+
+    @property
+    def level(self) -> str:
+        """ok, high, saturated or unknown (see app.web.formatting.level)."""
+        return level(self.value)
+
+
+@dataclass(frozen=True)
+class Box:
+    """A component: its frame, a title and the text lines under it."""
+
+    id: str
+    x: float
+    y: float
+    width: float
+    height: float
+    title: str
+    lines: tuple[str, ...] = ()
+    cells: tuple[Cell, ...] = ()
+    meter: Meter | None = None
+    more: str = ""
+    """A note after the cells when not all are drawn ("+ 40 more")."""
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """A connector from (x1, y1) to (x2, y2), arrowhead at the end."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """Everything _diagram.html draws, plus the text alternative."""
+
+    height: float
+    boxes: tuple[Box, ...]
+    arrows: tuple[Arrow, ...]
+    source: Source
+    scenario: str
+    description: str
+    width: float = WIDTH
+    legend: tuple[str, ...] = field(default=("ok", "high", "saturated"))
+
+
+def _cells(
+    x: float, y: float, count: int, per_row: int, kind: str, labels: list[str], hot: set[int]
+) -> tuple[Cell, ...]:
+    return tuple(
+        Cell(
+            x + (i % per_row) * (CELL + CELL_GAP),
+            y + (i // per_row) * (CELL + CELL_GAP),
+            kind,
+            labels[i],
+            i in hot,
+        )
+        for i in range(count)
+    )
+
+
+def _hot_partitions(timeseries: Timeseries | None) -> set[int]:
+    """Partitions whose largest lag is more than twice the median partition's (and above 10)."""
+    lags = timeseries.partition_lag_max if timeseries else []
+    if not lags:
+        return set()
+    median = sorted(lags)[len(lags) // 2]
+    return {i for i, lag in enumerate(lags) if lag > max(2 * median, 10)}
+
+
+def _utilisations(
+    metrics: Metrics | None, estimate: Estimate | None
+) -> tuple[dict[str, float], Source]:
+    if metrics is not None and metrics.by_group:
+        return {g: m.utilisation for g, m in metrics.by_group.items()}, "simulation"
+    if estimate is not None:
+        return {g: e.utilisation for g, e in estimate.by_group.items()}, "estimate"
+    return {}, "none"
+
+
+def _event_log(design: Design, x: float, height: float, timeseries: Timeseries | None) -> Box:
+    log = design.event_log
+    width = 196.0
+    per_row = int((width - 16) // (CELL + CELL_GAP))
+    shown = min(log.partitions, MAX_PARTITION_CELLS)
+    lags = timeseries.partition_lag_max if timeseries else []
+    labels = [
+        f"partition {i}" + (f": largest lag {lags[i]:,} events" if i < len(lags) else "")
+        for i in range(shown)
+    ]
+    hot = _hot_partitions(timeseries)
+    lines: tuple[str, ...] = (
+        f"{log.partitions} partitions · key {log.partition_key}",
+        f"{log.brokers} brokers · RF {log.replication_factor} · ISR {log.min_insync_replicas}",
+        f"acks {log.acks} · retention {log.retention_hours:g} h",
+    )
+    if hot:
+        lines += (f"{len(hot)} hot partition{'s' if len(hot) > 1 else ''} (marked)",)
+    top = 8 + 22 + LINE * len(lines) + 8
+    more = f"+ {log.partitions - shown} more" if log.partitions > shown else ""
+    cells = _cells(x + 8, top, shown, per_row, "partition", labels, hot)
+    return Box("event-log", x, 8, width, height, "Event log", lines, cells, None, more)
+
+
+def _group(name: str, group: ConsumerGroup, x: float, y: float, utilisation: float | None) -> Box:
+    width = 184.0
+    slots = group.instances * group.concurrency_per_instance
+    lines = (
+        f"{group.instances} instances × {group.concurrency_per_instance} = {slots} slots",
+        f"poll {group.max_poll_records} · {group.assignment}",
+    )
+    shown = min(group.instances, MAX_INSTANCE_CELLS)
+    cells_top = y + 22 + LINE * len(lines) + 4
+    labels = [f"{name} instance {i + 1}" for i in range(shown)]
+    cells = _cells(x + 8, cells_top, shown, MAX_INSTANCE_CELLS, "instance", labels, set())
+    more = f"+ {group.instances - shown} more" if group.instances > shown else ""
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, width - 16, utilisation, _busy(utilisation))
+    title = f"{name} group"
+    return Box(f"group-{name}", x, y, width, GROUP_HEIGHT, title, lines, cells, meter, more)
+
+
+def _busy(utilisation: float | None) -> str:
+    if utilisation is None:
+        return "utilisation not known yet"
+    return f"{percent(utilisation)} busy ({level(utilisation)})"
+
+
+def _providers(design: Design, x: float, y: float, estimate: Estimate | None) -> Box:
+    model = design.model
+    primary, fallback = model.primary, model.fallback
+    lines = (
+        f"primary: {primary.rpm:,} RPM · {primary.tpm / 1e6:g}M TPM",
+        f"fallback: {fallback.rpm:,} RPM" if fallback.enabled else "fallback: none",
+        f"cache {'on' if model.cache.enabled else 'off'}"
+        f" · breaker {'on' if model.circuit_breaker.enabled else 'off'}",
+    )
+    use = max(estimate.model.rpm_utilisation, estimate.model.tpm_utilisation) if estimate else None
+    label = f"{percent(use)} of RPM/TPM limit (estimate)" if use is not None else "no load yet"
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, use, label)
+    return Box("model-providers", x, y, 188, GROUP_HEIGHT, "Model providers", lines, (), meter)
+
+
+def _tools(design: Design, x: float, y: float, utilisation: float | None) -> Box:
+    tools = design.tools
+    slots = tools.runners * tools.concurrency_per_runner
+    lines = (
+        f"{tools.runners} runners × {tools.concurrency_per_runner} = {slots} slots",
+        f"idempotency key {'on' if tools.side_effect_idempotency_key else 'off'}"
+        f" · saga {'on' if tools.saga.enabled else 'off'}",
+    )
+    shown = min(tools.runners, MAX_INSTANCE_CELLS)
+    labels = [f"tool runner {i + 1}" for i in range(shown)]
+    cells = _cells(x + 8, y + 22 + LINE * 2 + 4, shown, MAX_INSTANCE_CELLS, "runner", labels, set())
+    more = f"+ {tools.runners - shown} more" if tools.runners > shown else ""
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, utilisation, _busy(utilisation))
+    return Box("tool-fleet", x, y, 188, GROUP_HEIGHT, "Tool fleet", lines, cells, meter, more)
+
+
+def _store(design: Design, x: float, y: float, utilisation: float | None) -> Box:
+    store = design.state_store
+    replication = (
+        f"{store.replication} ({store.replication_lag_ms:g} ms lag)"
+        if store.replication == "async"
+        else str(store.replication)
+    )
+    lines = (
+        f"primary + {store.replicas} replicas · {replication}",
+        f"failover {store.failover}, {store.failover_seconds:g} s",
+    )
+    labels = ["primary"] + [f"replica {i + 1}" for i in range(store.replicas)]
+    shown = min(len(labels), MAX_INSTANCE_CELLS)
+    cells = _cells(
+        x + 8, y + 22 + LINE * 2 + 4, shown, MAX_INSTANCE_CELLS, "replica", labels[:shown], {0}
+    )
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, utilisation, _busy(utilisation))
+    return Box("state-store", x, y, 188, GROUP_HEIGHT, "State store", lines, cells, meter)
+
+
+def _description(design: Design, utilisation: dict[str, float], source: Source) -> str:
+    log = design.event_log
+    groups = design.consumers
+    parts = [
+        f"Run API into an event log of {log.partitions} partitions on {log.brokers} brokers, "
+        f"replication factor {log.replication_factor}.",
+        f"Consumer groups: agent {groups.agent.instances} instances, "
+        f"tool {groups.tool.instances}, state {groups.state.instances}.",
+        f"State store with {design.state_store.replicas} replicas; "
+        f"tool fleet of {design.tools.runners} runners; fallback provider "
+        f"{'on' if design.model.fallback.enabled else 'off'}.",
+    ]
+    if utilisation:
+        which = "last simulation" if source == "simulation" else "estimate"
+        busy = ", ".join(f"{g} {percent(u)}" for g, u in utilisation.items())
+        parts.append(f"Utilisation ({which}): {busy}.")
+    return " ".join(parts)
+
+
+def architecture(
+    design: Design,
+    *,
+    metrics: Metrics | None = None,
+    timeseries: Timeseries | None = None,
+    estimate: Estimate | None = None,
+    scenario: str = "",
+) -> Diagram:
+    """Lay out ``design``; utilisation from ``metrics`` (a simulation) if given, else from
+    ``estimate``; hot partitions from the simulation's ``timeseries``."""
+    utilisation, source = _utilisations(metrics, estimate)
+    rows = [8 + i * (GROUP_HEIGHT + GAP) for i in range(3)]
+    height = rows[-1] + GROUP_HEIGHT + 8
+    api = Box(
+        "run-api",
+        8,
+        height / 2 - 46,
+        104,
+        92,
+        "Run API",
+        (
+            f"POST /runs → {design.api.start_status_code}",
+            "key required" if design.api.idempotency_key_required else "no key required",
+            f"outcome: {design.api.outcome_delivery}",
+        ),
+    )
+    log = _event_log(design, 136, height - 16, timeseries)
+    groups = design.consumers
+    agent = _group("agent", groups.agent, 356, rows[0], utilisation.get("agent"))
+    tool = _group("tool", groups.tool, 356, rows[1], utilisation.get("tool"))
+    state = _group("state", groups.state, 356, rows[2], utilisation.get("state"))
+    providers = _providers(design, 564, rows[0], estimate)
+    fleet = _tools(design, 564, rows[1], utilisation.get("tool"))
+    store = _store(design, 564, rows[2], utilisation.get("state"))
+    middle = GROUP_HEIGHT / 2
+    arrows = [Arrow(112, height / 2, 136, height / 2)]
+    for row in rows:
+        arrows.append(Arrow(332, row + middle, 356, row + middle))
+        arrows.append(Arrow(540, row + middle, 564, row + middle))
+    return Diagram(
+        height,
+        (api, log, agent, tool, state, providers, fleet, store),
+        tuple(arrows),
+        source,
+        scenario,
+        _description(design, utilisation, source),
+    )

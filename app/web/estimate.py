@@ -1,0 +1,97 @@
+"""The live estimate panel: closed-form figures for the decisions as they stand in the form.
+
+``POST /steps/{slug}/estimate`` takes the decision form as it is being edited (htmx sends it
+300 ms after the last keystroke) and answers the ``estimate`` block of the step page: capacity,
+utilisation, events in flight, drain time and the monthly cost against the budget, from
+``simulator.analytic.estimate`` and ``simulator.cost.monthly_cost``. It saves nothing, so it
+needs no CSRF token; a value that does not validate is reported in the panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from app.api.router import MaterialDep
+from app.course.content import LoadedStep
+from app.grading.grader import CourseMaterial
+from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
+from app.web.forms import read_decisions
+from app.web.step_page import find_step, step_page_context
+from app.web.templating import render
+from simulator.analytic import Estimate, estimate
+from simulator.cost import monthly_cost
+from simulator.design import Design
+from simulator.result import Cost
+
+router = APIRouter()
+
+
+@dataclass(frozen=True)
+class EstimateView:
+    """What the panel shows: the estimate and the closed-form monthly cost for one scenario."""
+
+    scenario: str
+    estimate: Estimate
+    cost: Cost
+    has_faults: bool
+    problems: tuple[str, ...] = ()
+    """Form values that did not validate; the figures are then those of the saved design."""
+
+    @property
+    def over_budget(self) -> bool:
+        """True when the month costs more than the budget."""
+        return self.cost.monthly_usd > self.cost.budget_usd
+
+    @property
+    def budget_share(self) -> float:
+        """Monthly cost as a fraction of the budget."""
+        return self.cost.monthly_usd / self.cost.budget_usd if self.cost.budget_usd else 0.0
+
+
+def estimate_view(
+    design: Design, material: CourseMaterial, step: LoadedStep, problems: tuple[str, ...] = ()
+) -> EstimateView | None:
+    """The estimate of ``design`` under the step's scenario; None for a step without one."""
+    name = step.step.scenario if step.step is not None else None
+    scenario = material.loaded.scenarios.get(name) if name else None
+    if name is None or scenario is None:
+        return None
+    cost = monthly_cost(design, scenario, material.pricing, budget_usd=material.course.budget_usd)
+    return EstimateView(name, estimate(design, scenario), cost, bool(scenario.faults), problems)
+
+
+def _labelled(step: LoadedStep, errors: dict[str, str]) -> tuple[str, ...]:
+    labels = {d.field: d.label for d in step.step.decisions} if step.step else {}
+    return tuple(
+        f"{labels[path]}: {message}" if path in labels else message
+        for path, message in errors.items()
+    )
+
+
+@router.post("/steps/{slug}/estimate", name="estimate")
+async def live_estimate(
+    request: Request,
+    slug: str,
+    course: CourseDep,
+    material: MaterialDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: UserDep,
+) -> Response:
+    """The estimate panel for the submitted (unsaved) decisions; saves nothing."""
+    step = find_step(course, slug)
+    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    context = step_page_context(request, session, settings, course, step, user)
+    design: Design = context["design"]
+    problems: tuple[str, ...] = ()
+    if step.available and step.step is not None:
+        edited, errors = read_decisions(step.step, form, design)
+        if edited is None:
+            problems = _labelled(step, errors)
+        else:
+            design = edited
+    context["estimate"] = estimate_view(design, material, step, problems)
+    return render(request, "step.html", context, block="estimate")

@@ -1,0 +1,88 @@
+"""Numbers as the learner reads them: rates, percentages, dollars, durations (Jinja filters)."""
+
+from __future__ import annotations
+
+from jinja2 import Environment
+
+
+def count(value: float | None) -> str:
+    """A count with thousands separators: 1234 -> "1,234"; None -> "–"."""
+    if value is None:
+        return "–"
+    return f"{round(value):,}"
+
+
+def eps(value: float | None) -> str:
+    """A rate in step events per second with one decimal: 16 -> "16.0/s"."""
+    if value is None:
+        return "–"
+    return f"{value:,.1f}/s"
+
+
+def percent(value: float | None) -> str:
+    """A fraction as a whole percentage: 0.625 -> "62 %" (rounded half to even)."""
+    if value is None:
+        return "–"
+    return f"{round(value * 100):,} %"
+
+
+def usd(value: float | None) -> str:
+    """Dollars without cents: 72938.43 -> "$72,938"."""
+    if value is None:
+        return "–"
+    return f"${value:,.0f}"
+
+
+def usd_short(value: float | None) -> str:
+    """Dollars in thousands above $10k: 72938.43 -> "$72.9k", 907.2 -> "$907"."""
+    if value is None:
+        return "–"
+    if abs(value) >= 10_000:
+        return f"${value / 1000:,.1f}k"
+    return f"${value:,.0f}"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds as the learner says them: 45 -> "45 s", 300 -> "5 min", 370 -> "6 min 10 s",
+    7200 -> "2 h"; None -> "never"."""
+    if seconds is None:
+        return "never"
+    total = round(seconds)
+    if total < 60:
+        return f"{total} s"
+    if total < 3600:
+        minutes, rest = divmod(total, 60)
+        return f"{minutes} min" + (f" {rest} s" if rest else "")
+    hours, rest = divmod(total, 3600)
+    return f"{hours} h" + (f" {rest // 60} min" if rest // 60 else "")
+
+
+def component_name(component: str) -> str:
+    """A cost component as words: "workers_agent" -> "workers agent"."""
+    return component.replace("_", " ")
+
+
+def register(env: Environment) -> None:
+    """Add these functions to ``env`` as filters of the same names."""
+    env.filters.update(
+        count=count,
+        eps=eps,
+        percent=percent,
+        usd=usd,
+        usd_short=usd_short,
+        duration=duration,
+        component_name=component_name,
+        level=level,
+    )
+
+
+def level(utilisation: float | None) -> str:
+    """A utilisation band for colour and words: "ok" below 70 %, "high" below 90 %, else
+    "saturated" (queues grow without bound at 100 %)."""
+    if utilisation is None:
+        return "unknown"
+    if utilisation < 0.7:
+        return "ok"
+    if utilisation < 0.9:
+        return "high"
+    return "saturated"

@@ -1,0 +1,245 @@
+"""The report card, and the design file going out and coming back in.
+
+``GET /report`` grades the learner's design as saved against every step, exactly as
+``designlab grade design.yaml`` does (same grader, each scenario's own seed, simulations from the
+shared cache), so the downloaded file scores the same on the command line. ``GET /design.yaml``
+downloads it; ``POST /design`` uploads one to continue from (steps already run are marked to
+re-run); ``POST /progress/restart`` keeps the design and starts the steps again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+from starlette.datastructures import UploadFile
+from starlette.responses import RedirectResponse, Response
+
+from app.api.router import MaterialDep
+from app.course.content import LoadedCourse
+from app.designs import load_design, save_design
+from app.grading.grader import CourseMaterial
+from app.grading.result import GradeResult, StepResult
+from app.models import StepProgress, User
+from app.progress import mark_needs_rerun, standings
+from app.settings import Settings
+from app.step_runs import Runs, ensure_runs, grade_off_loop
+from app.web.auth import current_or_guest_learner
+from app.web.charts import Chart, cost_chart, fault_name
+from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
+from app.web.submissions import EXPIRED, csrf_ok
+from app.web.templating import render
+from simulator.design import Design
+from simulator.errors import FieldError, InputFileError
+from simulator.files import MAX_FILE_BYTES, dump_yaml, load_model
+
+router = APIRouter()
+
+UPLOAD_FIELD = "design"
+
+
+@dataclass(frozen=True)
+class StepLine:
+    """One row of the report card: the step, its grade and what it taught."""
+
+    number: int
+    slug: str
+    result: StepResult
+    lesson: str
+
+
+@dataclass(frozen=True)
+class FaultRow:
+    """The final design under one fault scenario."""
+
+    scenario: str
+    faults: str
+    lost: int
+    duplicate_effects: int
+    tokens_repeated: int
+    drain_seconds: float | None
+    drain_note: str | None
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (up to and including the first ". ")."""
+    head, dot, _ = text.strip().partition(". ")
+    return head + ("." if dot else "")
+
+
+def step_lines(course: LoadedCourse, graded: GradeResult) -> list[StepLine]:
+    """Each step of the grade with its number, slug and one line on what it taught."""
+    by_slug = {s.slug: s for s in course.steps}
+    lines = []
+    for result in graded.steps:
+        loaded = by_slug[result.id]
+        recap = loaded.step.recap if loaded.step else ""
+        lines.append(StepLine(loaded.number, loaded.slug, result, first_sentence(recap)))
+    return lines
+
+
+def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
+    """The key durability figures of every simulated scenario that injects faults."""
+    rows = []
+    for name, result in runs.results.items():
+        scenario = material.loaded.scenarios[name]
+        if not scenario.faults:
+            continue
+        kinds = dict.fromkeys(fault_name(f.kind) for f in scenario.faults)
+        m = result.metrics
+        rows.append(
+            FaultRow(
+                name,
+                ", ".join(kinds),
+                m.lost,
+                m.duplicate_effects,
+                m.tokens_repeated,
+                m.drain_seconds,
+                m.drain_note,
+            )
+        )
+    return rows
+
+
+async def report_context(
+    request: Request,
+    session: Session,
+    settings: Settings,
+    course: LoadedCourse,
+    material: CourseMaterial,
+    user: User | None,
+    design: Design,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Everything report.html shows for ``design`` (simulating what is not cached)."""
+    runs = await ensure_runs(session, design, material, material.loaded.steps)
+    session.commit()
+    graded = await grade_off_loop(design, material, material.loaded.steps, runs)
+    standing = standings(session, user.id if user else None, course)
+    cost_view: Chart | None = cost_chart(graded.cost) if graded.cost else None
+    context = {
+        "course": course,
+        "meta": course.course,
+        "current": None,
+        "standing": standing,
+        "score_points": sum(s.points for s in standing.values()),
+        "score_max": sum(s.max_points for s in standing.values()),
+        "graded": graded,
+        "lines": step_lines(course, graded),
+        "faults": fault_rows(material, runs),
+        "cost": graded.cost,
+        "cost_chart": cost_view,
+        "design": design,
+        "csrf_token": csrf_token(request),
+        "user": user,
+        "upload_errors": [],
+        "upload_message": "",
+        "settings": settings,
+    }
+    context.update(extra)
+    return context
+
+
+@router.get("/report", name="report")
+async def report(
+    request: Request,
+    course: CourseDep,
+    material: MaterialDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: UserDep,
+) -> Response:
+    """The report card of the learner's design as saved."""
+    assert course.course is not None
+    design, _ = load_design(session, user.id if user else None, course.course.id)
+    context = await report_context(request, session, settings, course, material, user, design)
+    return render(request, "report.html", context)
+
+
+@router.get("/design.yaml", name="download_design")
+def download_design(course: CourseDep, session: SessionDep, user: UserDep) -> Response:
+    """The learner's design as saved, as the design file (contract 1), to keep or grade in CI."""
+    assert course.course is not None
+    design, _ = load_design(session, user.id if user else None, course.course.id)
+    return Response(
+        dump_yaml(design),
+        media_type="application/yaml",
+        headers={"Content-Disposition": 'attachment; filename="design.yaml"'},
+    )
+
+
+async def _uploaded_design(request: Request) -> tuple[Design | None, list[FieldError], str]:
+    """The uploaded design, or the problems with it (file, line, field, message)."""
+    form = await request.form(max_files=1, max_fields=4)
+    texts = {k: v for k, v in form.items() if isinstance(v, str)}
+    if not csrf_ok(request, texts):
+        return None, [], EXPIRED
+    upload = form.get(UPLOAD_FIELD)
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        return None, [], "Choose a design.yaml file to upload."
+    name = upload.filename
+    data = await upload.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None, [FieldError(name, None, "", f"larger than {MAX_FILE_BYTES:,} bytes")], ""
+    try:
+        return load_model(Design, data.decode("utf-8"), name), [], ""
+    except UnicodeDecodeError:
+        return None, [FieldError(name, None, "", "not UTF-8 text")], ""
+    except InputFileError as exc:
+        return None, exc.errors, ""
+
+
+@router.post("/design", name="upload_design")
+async def upload_design(
+    request: Request,
+    course: CourseDep,
+    material: MaterialDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: UserDep,
+) -> Response:
+    """Replace the learner's design with an uploaded design.yaml and go to the report card.
+
+    A file that does not validate answers 422 with the report card of the design as saved and
+    the problems (file, line, field) above the upload form; nothing is changed.
+    """
+    assert course.course is not None
+    uploaded, problems, message = await _uploaded_design(request)
+    if uploaded is None:
+        design, _ = load_design(session, user.id if user else None, course.course.id)
+        context = await report_context(
+            request,
+            session,
+            settings,
+            course,
+            material,
+            user,
+            design,
+            upload_errors=problems,
+            upload_message=message or "The file is not a valid design; nothing was changed.",
+        )
+        return render(request, "report.html", context, status_code=403 if message else 422)
+    learner = current_or_guest_learner(request, session, user)
+    _, version = load_design(session, learner.id, course.course.id)
+    save_design(session, learner.id, course.course.id, uploaded, version)
+    mark_needs_rerun(session, learner.id, course.course.id, [s.slug for s in course.steps])
+    session.commit()
+    return RedirectResponse(request.url_for("report"), status_code=303)
+
+
+@router.post("/progress/restart", name="restart", dependencies=[CsrfDep])
+def restart(request: Request, course: CourseDep, session: SessionDep, user: UserDep) -> Response:
+    """Start the steps again from the design as saved: every step's progress is cleared."""
+    assert course.course is not None
+    if user is not None:
+        session.execute(
+            delete(StepProgress).where(
+                StepProgress.user_id == user.id, StepProgress.course_id == course.course.id
+            )
+        )
+        session.commit()
+    first = course.steps[0].slug
+    return RedirectResponse(request.url_for("step", slug=first), status_code=303)

@@ -1,0 +1,75 @@
+"""What the results block of a step shows after a run: checks (failed first), the four durability
+figures of a fault scenario, the charts and the architecture annotated with the run's figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.grading.result import CheckResult, StepResult
+from app.step_runs import Runs
+from app.web.charts import Chart, fault_name, simulation_charts
+from simulator.result import SimulationResult
+
+
+@dataclass(frozen=True)
+class FaultFigures:
+    """The four figures a fault step is about, in the units the learner reads them."""
+
+    faults: tuple[str, ...]
+    lost: int
+    duplicate_effects: int
+    tokens_repeated: int
+    drain_seconds: float | None
+    drain_note: str | None
+
+
+@dataclass(frozen=True)
+class StepResults:
+    """A graded run of one step as the page shows it."""
+
+    step: StepResult
+    simulation: SimulationResult | None
+    checks: tuple[CheckResult, ...]
+    """Failed and error checks first, then passed ones; declared order within each."""
+    fault: FaultFigures | None
+    charts: tuple[Chart, ...]
+
+    @property
+    def not_passed(self) -> int:
+        """Checks that failed or could not run."""
+        return sum(1 for c in self.step.checks if c.status != "pass")
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return self.step.status == "pass"
+
+
+def failed_first(checks: list[CheckResult]) -> tuple[CheckResult, ...]:
+    """Checks that did not pass, then those that did, each group in declared order."""
+    return tuple(
+        sorted(checks, key=lambda c: 0 if c.status == "fail" else 1 if c.status == "error" else 2)
+    )
+
+
+def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
+    """Lost, duplicated, repaid and drain figures of a run with faults; None without faults."""
+    if not simulation.fault_windows:
+        return None
+    kinds = tuple(dict.fromkeys(fault_name(w.kind) for w in simulation.fault_windows))
+    m = simulation.metrics
+    return FaultFigures(
+        kinds, m.lost, m.duplicate_effects, m.tokens_repeated, m.drain_seconds, m.drain_note
+    )
+
+
+def step_results(step: StepResult, runs: Runs) -> StepResults:
+    """The view of ``step`` (one step of a grade) with the simulation of its scenario."""
+    simulation = runs.results.get(step.scenario) if step.scenario else None
+    return StepResults(
+        step=step,
+        simulation=simulation,
+        checks=failed_first(step.checks),
+        fault=fault_figures(simulation) if simulation else None,
+        charts=tuple(simulation_charts(simulation, step.cost)) if simulation else (),
+    )

@@ -1,0 +1,72 @@
+"""The parts of a step page computed from the learner's design: the live estimate, the results
+of the last run and the architecture diagram.
+
+The results shown are always those of the design as saved: after a run they come from the
+simulation cache (a page load grades the step again from the cached simulations, in
+milliseconds); after a change that has not been run yet, a note says so instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.course.content import LoadedStep
+from app.grading.grader import CourseMaterial
+from app.models import StepStatus
+from app.progress import StepStanding
+from app.step_runs import cached_runs, grade_with_runs
+from app.web.diagram import architecture
+from app.web.estimate import estimate_view
+from app.web.results import StepResults, step_results
+from simulator.design import Design
+
+RERUN_NOTE = (
+    "Your decisions changed since your last run of this step. Run it again to see the results "
+    "for the design as it stands."
+)
+
+ATTEMPTED = (StepStatus.passed, StepStatus.failed, StepStatus.needs_rerun)
+
+
+def last_results(
+    session: Session, design: Design, material: CourseMaterial, step: LoadedStep
+) -> StepResults | None:
+    """The step graded for ``design`` from cached simulations; None when one is not cached."""
+    runs = cached_runs(session, design, material, [step])
+    if runs is None:
+        return None
+    graded = grade_with_runs(design, material, [step], runs)
+    return step_results(graded.steps[0], runs)
+
+
+def add_step_views(
+    context: dict[str, Any],
+    session: Session,
+    material: CourseMaterial,
+    step: LoadedStep,
+    results: StepResults | None = None,
+) -> dict[str, Any]:
+    """Fill ``estimate``, ``results``, ``rerun_note`` and ``diagram`` of a step page context
+    (from step_page_context). Without ``results``, a step the learner has run shows the results
+    for the saved design when they are cached, else the re-run note. Returns ``context``."""
+    design: Design = context["design"]
+    estimate = estimate_view(design, material, step) if step.available else None
+    standing: StepStanding = context["standing"][step.slug]
+    if results is None and step.available and standing.status in ATTEMPTED:
+        results = last_results(session, design, material, step)
+        if results is None:
+            context["rerun_note"] = RERUN_NOTE
+    simulation = results.simulation if results else None
+    context["estimate"] = estimate
+    context["results"] = results
+    context["diagram"] = architecture(
+        design,
+        metrics=simulation.metrics if simulation else None,
+        timeseries=simulation.timeseries if simulation else None,
+        estimate=estimate.estimate if estimate else None,
+        scenario=(results.step.scenario if simulation and results else None)
+        or (estimate.scenario if estimate else ""),
+    )
+    return context

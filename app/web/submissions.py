@@ -1,0 +1,165 @@
+"""Saving a step's decision form, shared by "Save decisions" and "Run the simulation".
+
+Whatever goes wrong, the learner keeps what they typed: a value out of range or of the wrong
+type (422, the message at the field), an expired session or a form from another site (403, a
+message at the top), a design saved meanwhile from another tab or device (409, a message at the
+top; saving again overwrites). In each case the form comes back filled with the submitted values
+and nothing saved is changed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fastapi import Request
+from sqlalchemy.orm import Session
+from starlette.responses import Response
+
+from app.course.content import LoadedCourse, LoadedStep
+from app.designs import load_design, save_design
+from app.errors import Conflict, CourseUnavailable
+from app.grading.grader import design_sha256
+from app.models import User
+from app.progress import mark_in_progress, mark_needs_rerun
+from app.settings import Settings
+from app.web.auth import current_or_guest_learner
+from app.web.deps import CSRF_FIELD, CSRF_HEADER
+from app.web.forms import read_decisions
+from app.web.step_page import step_page_context
+from app.web.templating import render
+from simulator.design import Design
+
+EXPIRED = (
+    "Your session expired (or this form came from another site), so nothing was saved. "
+    "Your values are still below: submit again to save them."
+)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A submitted form that is now the learner's saved design."""
+
+    learner: User
+    design: Design
+    changed: bool
+    """False when the form held the design as it was already saved (nothing was written)."""
+    rerun: tuple[str, ...]
+    """Steps now marked as needing a re-run because the design changed."""
+
+
+def csrf_ok(request: Request, form: Mapping[str, str]) -> bool:
+    """True when the session's CSRF token came with the request, in the form or the header.
+
+    Either is enough: after a session expires the page's htmx header still carries the old
+    token while the re-rendered form carries the new one.
+    """
+    expected = request.session.get("csrf")
+    if not isinstance(expected, str):
+        return False
+    sent = (request.headers.get(CSRF_HEADER), form.get(CSRF_FIELD))
+    return any(s and secrets.compare_digest(expected, s) for s in sent)
+
+
+def conflict_message(saved_version: int, page_version: str) -> str:
+    """The message of a stale tab: which versions, what was kept and how to go on."""
+    return (
+        f"Your design was saved elsewhere (another tab or device) after this page was loaded: "
+        f"saved version {saved_version}, this page had version {page_version}. Your values "
+        "below are not saved yet: save again to keep them, or reload the page to see the saved "
+        "design."
+    )
+
+
+def kept_form(
+    request: Request,
+    session: Session,
+    settings: Settings,
+    course: LoadedCourse,
+    step: LoadedStep,
+    user: User | None,
+    form: Mapping[str, str],
+    *,
+    status_code: int,
+    message: str = "",
+) -> Response:
+    """The decisions again, holding the submitted values, with the errors or ``message``.
+
+    With htmx it is the decisions block, retargeted there whichever button was pressed.
+    """
+    assert step.step is not None
+    base = step_page_context(request, session, settings, course, step, user)
+    design, errors = read_decisions(step.step, form, base["design"])
+    if message:
+        errors = {**errors, "": message}
+    context = step_page_context(
+        request, session, settings, course, step, user, design=design, errors=errors, submitted=form
+    )
+    response = render(request, "step.html", context, block="decisions", status_code=status_code)
+    response.headers["HX-Retarget"] = "#decisions"
+    response.headers["HX-Reswap"] = "outerHTML"
+    return response
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The request's form fields that are text (uploads are ignored)."""
+    return {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+
+
+def save_submission(
+    request: Request,
+    session: Session,
+    settings: Settings,
+    course: LoadedCourse,
+    step: LoadedStep,
+    user: User | None,
+    form: Mapping[str, str],
+) -> Saved | Response:
+    """Save the step's decisions from ``form`` into the learner's design.
+
+    Returns Saved, or the response to send instead (the kept form: 403, 409 or 422). A guest
+    learner is made for a visitor without one. When the design changed, this step and the later
+    ones that were run are marked as needing a re-run. Commits, so that what the learner saved
+    is stored before any simulation starts.
+    """
+    if not step.available or step.step is None or course.course is None:
+        raise CourseUnavailable(f"Step {step.slug!r} is unavailable.")
+
+    def kept(status_code: int, message: str = "") -> Response:
+        return kept_form(
+            request,
+            session,
+            settings,
+            course,
+            step,
+            user,
+            form,
+            status_code=status_code,
+            message=message,
+        )
+
+    if not csrf_ok(request, form):
+        return kept(403, EXPIRED)
+    saved, version = load_design(session, user.id if user else None, course.course.id)
+    design, errors = read_decisions(step.step, form, saved)
+    if design is None:
+        return kept(422)
+    changed = design_sha256(design) != design_sha256(saved)
+    page_version = form.get("design_version", str(version))
+    if not page_version.isdigit():
+        return kept(422, f"design_version must be a whole number, not {page_version!r}.")
+    if page_version != str(version):
+        return kept(409, conflict_message(version, page_version))
+    learner = current_or_guest_learner(request, session, user)
+    rerun: tuple[str, ...] = ()
+    if changed:
+        try:
+            save_design(session, learner.id, course.course.id, design, version)
+        except Conflict:
+            return kept(409, conflict_message(version + 1, page_version))
+        later = [s.slug for s in course.steps if s.number >= step.number]
+        rerun = tuple(mark_needs_rerun(session, learner.id, course.course.id, later))
+    mark_in_progress(session, learner.id, course.course.id, step.slug)
+    session.commit()
+    return Saved(learner, design, changed, rerun)
