@@ -1,10 +1,11 @@
 """``POST /steps/{slug}/run``: save the decisions, run the step's scenarios, grade its checks.
 
 The form is saved first (app.web.submissions: kept input on any error), then the step's
-simulations come from the cache or run off the event loop (app.step_runs), the checks are graded
-and the learner's progress on the step is recorded. With htmx the answer is the results block,
-with the rail, the architecture and the new design version swapped out of band; without
-JavaScript it redirects to the step page, which shows the same results for the saved design.
+simulations come from the cache or run off the event loop (app.step_runs), the checks are graded,
+and the learner's progress on the step and each check's verdict are recorded. With htmx the
+answer is the results block, with the rail, the architecture and the new design version swapped
+out of band; without JavaScript it redirects to the step page, which shows the same results for
+the saved design.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from app.api.router import MaterialDep
+from app.check_outcomes import record_check_outcomes
 from app.progress import record_run
 from app.step_runs import ensure_runs, grade_off_loop
 from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
@@ -55,6 +57,7 @@ async def run_step(
         result.max_points,
         passed=result.status == "pass",
     )
+    record_check_outcomes(session, outcome.learner.id, course.course.id, result)
     session.commit()
     if not is_htmx(request) and not runs.failures:
         url = request.url_for("step", slug=slug)
