@@ -29,8 +29,9 @@ from app.settings import Settings
 from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
 from app.web.charts import Chart, cost_chart, fault_name
+from app.web.csrf import csrf_ok
 from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
-from app.web.submissions import EXPIRED, csrf_ok
+from app.web.submissions import EXPIRED
 from app.web.templating import render
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError

@@ -9,7 +9,6 @@ and nothing saved is changed.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -25,7 +24,7 @@ from app.models import User
 from app.progress import mark_in_progress, mark_needs_rerun
 from app.settings import Settings
 from app.web.auth import current_or_guest_learner
-from app.web.deps import CSRF_FIELD, CSRF_HEADER
+from app.web.csrf import csrf_ok
 from app.web.forms import read_decisions
 from app.web.step_page import step_page_context
 from app.web.templating import render
@@ -47,19 +46,6 @@ class Saved:
     """False when the form held the design as it was already saved (nothing was written)."""
     rerun: tuple[str, ...]
     """Steps now marked as needing a re-run because the design changed."""
-
-
-def csrf_ok(request: Request, form: Mapping[str, str]) -> bool:
-    """True when the session's CSRF token came with the request, in the form or the header.
-
-    Either is enough: after a session expires the page's htmx header still carries the old
-    token while the re-rendered form carries the new one.
-    """
-    expected = request.session.get("csrf")
-    if not isinstance(expected, str):
-        return False
-    sent = (request.headers.get(CSRF_HEADER), form.get(CSRF_FIELD))
-    return any(s and secrets.compare_digest(expected, s) for s in sent)
 
 
 def conflict_message(saved_version: int, page_version: str) -> str:
