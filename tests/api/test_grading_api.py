@@ -149,20 +149,19 @@ def simulated_api(make_settings):
         yield client
 
 
-def test_simulate_returns_the_priced_simulation(simulated_api):
-    """POST /api/v1/simulate equals run_scenario for the same design, scenario and seed."""
-    from app.grading.grader import load_material, run_scenario
-    from simulator.files import load_design
-
+def test_simulate_returns_the_cli_json(simulated_api):
+    """POST /api/v1/simulate equals `designlab simulate --json` for the same design and seed."""
     design_file = SIMULATED / "designs" / "reference.yaml"
     files = {"design": ("design.yaml", design_file.read_bytes(), "application/yaml")}
     response = simulated_api.post("/api/v1/simulate?scenario=tiny&seed=5", files=files)
     assert response.status_code == 200
-    material = load_material(SIMULATED)
-    expected = run_scenario(
-        load_design(design_file), material.loaded.scenarios["tiny"], 5, material
+    outcome = CliRunner().invoke(
+        cli,
+        ["simulate", str(design_file), "--scenario", "tiny", "--seed", "5", "--json"]
+        + ["--steps-dir", str(SIMULATED)],
     )
-    assert response.json() == json.loads(expected.model_dump_json())
+    assert outcome.exit_code == 0, outcome.output
+    assert response.json() == json.loads(outcome.stdout)
     assert response.json()["cost"]["budget_usd"] == 85000
 
 
