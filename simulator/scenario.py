@@ -158,6 +158,13 @@ class ProviderOutage(_Fault):
     kind: Literal["provider_outage"]
     provider: Literal["primary", "fallback"] = "primary"
     duration_seconds: float = Field(600, gt=0, le=MAX_DURATION_SECONDS)
+    failure_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=600,
+        description="How long a call to the failed provider takes to come back with its error; "
+        "a fallback tried after the error starts that much later (an open breaker skips it).",
+    )
 
 
 class BrokerLoss(_Fault):
@@ -166,6 +173,21 @@ class BrokerLoss(_Fault):
     kind: Literal["broker_loss"]
     brokers: int = Field(1, ge=1, le=64)
     duration_seconds: float = Field(300, gt=0, le=MAX_DURATION_SECONDS)
+    follower_lag_ms: float = Field(
+        500,
+        ge=0,
+        le=600_000,
+        description="How far followers trail their leader (Kafka's replica.fetch.wait.max.ms, "
+        "500 ms): writes a lost leader acknowledged alone in that window are gone (acks 0 or 1).",
+    )
+    unflushed_ms: float = Field(
+        30_000,
+        ge=0,
+        le=3_600_000,
+        description="Writes a lost broker held only in its page cache (Kafka leaves flushing to "
+        "the OS; Linux writes dirty pages back after about 30 s): gone when no other replica "
+        "has them.",
+    )
 
 
 class Poison(_Fault):
@@ -182,10 +204,53 @@ class ConsumerPause(_Fault):
     kind: Literal["consumer_pause"]
     group: Literal["agent", "tool", "state"] = "agent"
     duration_seconds: float = Field(48 * 3600, gt=0, le=30 * 24 * 3600)
+    mid_batch: bool = Field(
+        False, description="Stop in the middle of fetched batches (else each batch is finished)."
+    )
+    offsets_retention_hours: float = Field(
+        24,
+        gt=0,
+        le=24 * 365,
+        description="How long the brokers keep the committed offsets of a group with no members "
+        "(Kafka's offsets.retention.minutes: 1 day before Kafka 2.0, 7 days since). A longer "
+        "pause finds them gone and auto.offset.reset decides where the group starts.",
+    )
+    operator_response_seconds: float = Field(
+        900,
+        ge=0,
+        le=7 * 24 * 3600,
+        description="With auto.offset.reset=none the consumer raises; an operator, alerted, resets "
+        "the group to the earliest offset this long after it returns.",
+    )
+
+
+class SagaFailure(_Fault):
+    """Side-effecting tool steps, grouped in sagas, fail independently; failed sagas compensate.
+
+    Each run carries ``sagas_per_run`` sagas of ``steps`` side-effecting tool calls (its first
+    tool calls). Step ``k`` succeeds with ``step_success``; a failure at step ``k`` runs the
+    design's compensations for the ``k - 1`` completed steps. A compensation attempt succeeds with
+    ``compensation_success``; a failed attempt is a timeout whose effect still landed with
+    ``applied_on_failure``, so its retry repeats the effect unless it carries its own key.
+    """
+
+    kind: Literal["saga_failure"]
+    steps: int = Field(3, ge=1, le=20)
+    step_success: float = Field(0.98, ge=0, le=1)
+    sagas_per_run: float = Field(1.0, ge=0, le=100)
+    compensation_success: float = Field(0.9, ge=0, le=1)
+    applied_on_failure: float = Field(0.5, ge=0, le=1)
 
 
 Fault = Annotated[
-    WorkerCrash | Rebalance | StateFailover | ProviderOutage | BrokerLoss | Poison | ConsumerPause,
+    WorkerCrash
+    | Rebalance
+    | StateFailover
+    | ProviderOutage
+    | BrokerLoss
+    | Poison
+    | ConsumerPause
+    | SagaFailure,
     Field(discriminator="kind"),
 ]
 
