@@ -78,6 +78,11 @@ class Metrics(_Out):
     saga_compensations: int = 0
     sagas_to_human_queue: int = 0
     producer_blocked_seconds: float = 0.0
+    offset_reset_errors: int = Field(
+        0,
+        description="Partitions whose committed offset was gone and auto.offset.reset=none raised "
+        "an error instead of skipping or replaying.",
+    )
     by_group: dict[str, GroupMetrics] = Field(default_factory=dict)
 
 
