@@ -15,38 +15,24 @@ from dataclasses import dataclass, field, replace
 import anyio
 from sqlalchemy.orm import Session
 
+from app import simpool
 from app.course.content import LoadedStep
 from app.grading.grader import CourseMaterial, grade
 from app.grading.result import GradeResult
 from app.sim_cache import CacheKey, cache_key, cached, store
-from simulator import simulate
 from simulator.design import Design
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
 
-MAX_CONCURRENT_SIMULATIONS = 2
-"""Simulations computed at once by the web app; more wait their turn (one per core)."""
-
-_limiter: anyio.CapacityLimiter | None = None
-
-
-def _simulation_limiter() -> anyio.CapacityLimiter:
-    global _limiter
-    if _limiter is None:
-        _limiter = anyio.CapacityLimiter(MAX_CONCURRENT_SIMULATIONS)
-    return _limiter
-
 
 async def simulate_off_loop(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
-    """``simulator.simulate(design, scenario, seed)`` in a worker thread, at most
-    MAX_CONCURRENT_SIMULATIONS at a time. The one place that decides where simulations run:
-    every argument and the result are picklable, so a process pool can take its place here.
+    """``simulator.simulate(design, scenario, seed)`` in the app's process pool (app/simpool.py),
+    the event loop free meanwhile. The one place that decides where the web app's simulations run.
 
-    Raises whatever the simulator raises.
+    Raises SimulationRefused (422) for a scenario over the size or wall-time bound, and whatever
+    the simulator raises.
     """
-    return await anyio.to_thread.run_sync(
-        simulate, design, scenario, seed, limiter=_simulation_limiter()
-    )
+    return await simpool.simulate(design, scenario, seed)
 
 
 def scenario_names(material: CourseMaterial, steps: Sequence[LoadedStep]) -> list[str]:

@@ -4,7 +4,8 @@ Both take a design as a JSON body (``application/json``: the design file's field
 YAML (``application/yaml``) or as an uploaded file (``multipart/form-data``, field ``design``),
 and answer with the same JSON as the CLI for the same design and seed: ``designlab grade
 --format json`` (contract 3) and ``designlab simulate --json`` (a SimulationResult with its cost).
-Grading and simulating run in worker threads, at most ``MAX_CONCURRENT_RUNS`` at a time.
+Grading and simulating wait in worker threads, at most ``MAX_CONCURRENT_RUNS`` at a time; the
+simulations themselves run in the app's process pool (app/simpool.py) within its bounds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
+from app import simpool
 from app.course.content import LoadedCourse
 from app.errors import BadInput, DesignlabError, NotFound
 from app.grading.grader import (
@@ -201,7 +203,8 @@ async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery 
         problems = [InputProblem.from_field_error(f) for f in exc.fields]
         return _json(error_result(problems, exc.detail, seed=seed, material=material), 422)
     result = await anyio.to_thread.run_sync(
-        lambda: grade(design, material, seed=seed), limiter=_run_limiter()
+        lambda: grade(design, material, seed=seed, simulate=simpool.pool().simulate),
+        limiter=_run_limiter(),
     )
     return _json(result, 200)
 
@@ -237,7 +240,8 @@ async def simulate_design(
         raise BadInput("The design is not valid.", exc.errors) from exc
     run_seed = chosen.seed if seed is None else seed
     result = await anyio.to_thread.run_sync(
-        lambda: run_scenario(design, chosen, run_seed, material), limiter=_run_limiter()
+        lambda: run_scenario(design, chosen, run_seed, material, simpool.pool().simulate),
+        limiter=_run_limiter(),
     )
     return Response(result.model_dump_json(), media_type="application/json")
 

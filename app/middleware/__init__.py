@@ -3,8 +3,9 @@
 Order, outermost first: request id and access log, security headers (both wrap FastAPI's own
 error middleware too, so a 500 page carries them), the refusal of a declared body over
 MAX_BODY_BYTES (before FastAPI's own limit, which would answer in plain text), then FastAPI's
-stack, in which the rate limits sit inside the session middleware (they read the session's user). A body streamed without a length is cut at the same size by
-FastAPI's own limit (``FastAPI(max_body_size=...)``, set by create_app).
+stack, in which the rate limits sit inside the session middleware (they read the session's
+user). A body streamed without a length is cut at the same size by FastAPI's own limit
+(``FastAPI(max_body_size=...)``, set by create_app).
 """
 
 from __future__ import annotations

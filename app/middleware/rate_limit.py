@@ -1,12 +1,12 @@
 """Rate limits on sign-in, grading and simulation, kept in this process's memory (``limits``,
 moving window).
 
-A rule names a route (its name and method, matched with the app's own router) and a limit such
-as ``10/minute``. Sign-in is counted per client address; grading and simulation per signed-in or
-guest learner (the session's user), else per client address (the JSON API has no session). Over
-the limit the answer is 429 with ``Retry-After``, as JSON, an htmx fragment or a page like any
-other error. Each app process counts on its own: N instances behind a proxy allow up to N times
-the limit (see deploy/README.md).
+A rule names a route (its name and method; the route's own path pattern then matches requests)
+and a limit such as ``10/minute``. Sign-in is counted per client address; grading and simulation
+per signed-in or guest learner (the session's user), else per client address (the JSON API has no
+session). Over the limit the answer is 429 with ``Retry-After``, as JSON, an htmx fragment or a
+page like any other error. Each app process counts on its own: N instances behind a proxy allow
+up to N times the limit (see deploy/README.md).
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
+from fastapi.routing import iter_route_contexts
 from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import Request
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import DesignlabError
@@ -87,17 +89,23 @@ class RateLimitMiddleware:
         self.app = app
         self.rules = rules
         self.limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._targets: list[tuple[Rule, Any]] | None = None
+
+    def _targets_of(self, routes: list[BaseRoute]) -> list[tuple[Rule, Any]]:
+        """Each rule with the app's route it names (found once: routes are fixed after start)."""
+        if self._targets is None:
+            self._targets = [
+                (rule, context)
+                for context in iter_route_contexts(routes)
+                for rule in self.rules
+                if context.name == rule.route and rule.method in (context.methods or ())
+            ]
+        return self._targets
 
     def _rule_for(self, scope: Scope) -> Rule | None:
-        method = scope["method"]
-        candidates = [r for r in self.rules if r.method == method]
-        if not candidates:
-            return None
-        for route in scope["app"].router.routes:
-            match, _ = route.matches(scope)
-            if match is Match.FULL:
-                name = getattr(route, "name", None)
-                return next((r for r in candidates if r.route == name), None)
+        for rule, route in self._targets_of(scope["app"].routes):
+            if rule.method == scope["method"] and route.matches(scope)[0] is Match.FULL:
+                return rule
         return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
