@@ -134,7 +134,8 @@ def throughput_chart(result: SimulationResult) -> Chart:
 
 
 def cost_chart(cost: Cost) -> Chart:
-    """Monthly cost by component as horizontal bars (components costing nothing left out)."""
+    """Monthly cost by component as horizontal bars (components costing nothing left out),
+    the budget marked; the summary compares the total with the budget."""
     items = sorted(((c, v) for c, v in cost.by_component.items() if v > 0), key=lambda cv: -cv[1])
     largest = ", ".join(f"{component_name(c)} {usd(v)}" for c, v in items[:3])
     share = cost.monthly_usd / cost.budget_usd if cost.budget_usd else 0.0
@@ -148,6 +149,8 @@ def cost_chart(cost: Cost) -> Chart:
         "x": {"label": "US dollars per month"},
         "labels": [component_name(c) for c, _ in items],
         "series": [{"label": "monthly cost", "data": [v for _, v in items]}],
+        "windows": [],
+        "markers": [{"label": f"budget {usd(cost.budget_usd)}", "x": cost.budget_usd}],
     }
     return Chart("chart-cost", "Monthly cost by component", spec, summary)
 

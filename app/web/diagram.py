@@ -18,14 +18,19 @@ from simulator.analytic import Estimate
 from simulator.design import ConsumerGroup, Design
 from simulator.result import Metrics, Timeseries
 
-WIDTH = 760
+WIDTH = 800
 CELL = 12
 CELL_GAP = 4
 MAX_PARTITION_CELLS = 60
 MAX_INSTANCE_CELLS = 10
-GROUP_HEIGHT = 112
+GROUP_HEIGHT = 120
 GAP = 12
 LINE = 15
+SIDE_WIDTH = 200.0
+API_X, API_WIDTH = 8.0, 116.0
+LOG_X = 148.0
+GROUP_X = 372.0
+SIDE_X = 592.0
 
 Source = Literal["simulation", "estimate", "none"]
 
@@ -118,6 +123,15 @@ def _cells(
     )
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _cells_top(y: float, lines: tuple[str, ...]) -> float:
+    """Where a box's cells start: below its title and text lines."""
+    return y + 22 + LINE * len(lines) + 4
+
+
 def _hot_partitions(timeseries: Timeseries | None) -> set[int]:
     """Partitions whose largest lag is more than twice the median partition's (and above 10)."""
     lags = timeseries.partition_lag_max if timeseries else []
@@ -139,7 +153,7 @@ def _utilisations(
 
 def _event_log(design: Design, x: float, height: float, timeseries: Timeseries | None) -> Box:
     log = design.event_log
-    width = 196.0
+    width = 200.0
     per_row = int((width - 16) // (CELL + CELL_GAP))
     shown = min(log.partitions, MAX_PARTITION_CELLS)
     lags = timeseries.partition_lag_max if timeseries else []
@@ -162,18 +176,19 @@ def _event_log(design: Design, x: float, height: float, timeseries: Timeseries |
 
 
 def _group(name: str, group: ConsumerGroup, x: float, y: float, utilisation: float | None) -> Box:
-    width = 184.0
+    width = 196.0
     slots = group.instances * group.concurrency_per_instance
     lines = (
-        f"{group.instances} instances × {group.concurrency_per_instance} = {slots} slots",
+        f"{_plural(group.instances, 'instance')} × {group.concurrency_per_instance}"
+        f" = {_plural(slots, 'slot')}",
         f"poll {group.max_poll_records} · {group.assignment}",
     )
     shown = min(group.instances, MAX_INSTANCE_CELLS)
-    cells_top = y + 22 + LINE * len(lines) + 4
+    cells_top = _cells_top(y, lines)
     labels = [f"{name} instance {i + 1}" for i in range(shown)]
     cells = _cells(x + 8, cells_top, shown, MAX_INSTANCE_CELLS, "instance", labels, set())
     more = f"+ {group.instances - shown} more" if group.instances > shown else ""
-    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, width - 16, utilisation, _busy(utilisation))
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 17, width - 16, utilisation, _busy(utilisation))
     title = f"{name} group"
     return Box(f"group-{name}", x, y, width, GROUP_HEIGHT, title, lines, cells, meter, more)
 
@@ -194,45 +209,50 @@ def _providers(design: Design, x: float, y: float, estimate: Estimate | None) ->
         f" · breaker {'on' if model.circuit_breaker.enabled else 'off'}",
     )
     use = max(estimate.model.rpm_utilisation, estimate.model.tpm_utilisation) if estimate else None
-    label = f"{percent(use)} of RPM/TPM limit (estimate)" if use is not None else "no load yet"
-    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, use, label)
-    return Box("model-providers", x, y, 188, GROUP_HEIGHT, "Model providers", lines, (), meter)
+    label = f"{percent(use)} of RPM/TPM (estimate)" if use is not None else "no load yet"
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, use, label)
+    title = "Model providers"
+    return Box("model-providers", x, y, SIDE_WIDTH, GROUP_HEIGHT, title, lines, (), meter)
 
 
 def _tools(design: Design, x: float, y: float, utilisation: float | None) -> Box:
     tools = design.tools
     slots = tools.runners * tools.concurrency_per_runner
     lines = (
-        f"{tools.runners} runners × {tools.concurrency_per_runner} = {slots} slots",
-        f"idempotency key {'on' if tools.side_effect_idempotency_key else 'off'}"
-        f" · saga {'on' if tools.saga.enabled else 'off'}",
+        f"{_plural(tools.runners, 'runner')} × {tools.concurrency_per_runner}"
+        f" = {_plural(slots, 'slot')}",
+        f"idempotency keys {'on' if tools.side_effect_idempotency_key else 'off'}",
+        f"saga {'on' if tools.saga.enabled else 'off'}",
     )
     shown = min(tools.runners, MAX_INSTANCE_CELLS)
     labels = [f"tool runner {i + 1}" for i in range(shown)]
-    cells = _cells(x + 8, y + 22 + LINE * 2 + 4, shown, MAX_INSTANCE_CELLS, "runner", labels, set())
+    cells = _cells(x + 8, _cells_top(y, lines), shown, MAX_INSTANCE_CELLS, "runner", labels, set())
     more = f"+ {tools.runners - shown} more" if tools.runners > shown else ""
-    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, utilisation, _busy(utilisation))
-    return Box("tool-fleet", x, y, 188, GROUP_HEIGHT, "Tool fleet", lines, cells, meter, more)
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, utilisation, _busy(utilisation))
+    title = "Tool fleet"
+    return Box("tool-fleet", x, y, SIDE_WIDTH, GROUP_HEIGHT, title, lines, cells, meter, more)
 
 
 def _store(design: Design, x: float, y: float, utilisation: float | None) -> Box:
     store = design.state_store
     replication = (
-        f"{store.replication} ({store.replication_lag_ms:g} ms lag)"
+        f"async, {store.replication_lag_ms:g} ms lag"
         if store.replication == "async"
-        else str(store.replication)
+        else f"{store.replication} replication"
     )
     lines = (
-        f"primary + {store.replicas} replicas · {replication}",
+        f"primary + {_plural(store.replicas, 'replica')}",
+        replication,
         f"failover {store.failover}, {store.failover_seconds:g} s",
     )
-    labels = ["primary"] + [f"replica {i + 1}" for i in range(store.replicas)]
-    shown = min(len(labels), MAX_INSTANCE_CELLS)
-    cells = _cells(
-        x + 8, y + 22 + LINE * 2 + 4, shown, MAX_INSTANCE_CELLS, "replica", labels[:shown], {0}
+    top = _cells_top(y, lines)
+    shown = min(store.replicas, MAX_INSTANCE_CELLS - 1)
+    labels = [f"replica {i + 1}" for i in range(shown)]
+    cells = (Cell(x + 8, top, "primary", "primary"),) + _cells(
+        x + 8 + CELL + CELL_GAP, top, shown, MAX_INSTANCE_CELLS, "replica", labels, set()
     )
-    meter = Meter(x + 8, y + GROUP_HEIGHT - 26, 188 - 16, utilisation, _busy(utilisation))
-    return Box("state-store", x, y, 188, GROUP_HEIGHT, "State store", lines, cells, meter)
+    meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, utilisation, _busy(utilisation))
+    return Box("state-store", x, y, SIDE_WIDTH, GROUP_HEIGHT, "State store", lines, cells, meter)
 
 
 def _description(design: Design, utilisation: dict[str, float], source: Source) -> str:
@@ -269,9 +289,9 @@ def architecture(
     height = rows[-1] + GROUP_HEIGHT + 8
     api = Box(
         "run-api",
-        8,
+        API_X,
         height / 2 - 46,
-        104,
+        API_WIDTH,
         92,
         "Run API",
         (
@@ -280,19 +300,19 @@ def architecture(
             f"outcome: {design.api.outcome_delivery}",
         ),
     )
-    log = _event_log(design, 136, height - 16, timeseries)
+    log = _event_log(design, LOG_X, height - 16, timeseries)
     groups = design.consumers
-    agent = _group("agent", groups.agent, 356, rows[0], utilisation.get("agent"))
-    tool = _group("tool", groups.tool, 356, rows[1], utilisation.get("tool"))
-    state = _group("state", groups.state, 356, rows[2], utilisation.get("state"))
-    providers = _providers(design, 564, rows[0], estimate)
-    fleet = _tools(design, 564, rows[1], utilisation.get("tool"))
-    store = _store(design, 564, rows[2], utilisation.get("state"))
+    agent = _group("agent", groups.agent, GROUP_X, rows[0], utilisation.get("agent"))
+    tool = _group("tool", groups.tool, GROUP_X, rows[1], utilisation.get("tool"))
+    state = _group("state", groups.state, GROUP_X, rows[2], utilisation.get("state"))
+    providers = _providers(design, SIDE_X, rows[0], estimate)
+    fleet = _tools(design, SIDE_X, rows[1], utilisation.get("tool"))
+    store = _store(design, SIDE_X, rows[2], utilisation.get("state"))
     middle = GROUP_HEIGHT / 2
-    arrows = [Arrow(112, height / 2, 136, height / 2)]
+    arrows = [Arrow(API_X + API_WIDTH, height / 2, LOG_X, height / 2)]
     for row in rows:
-        arrows.append(Arrow(332, row + middle, 356, row + middle))
-        arrows.append(Arrow(540, row + middle, 564, row + middle))
+        arrows.append(Arrow(log.x + log.width, row + middle, GROUP_X, row + middle))
+        arrows.append(Arrow(agent.x + agent.width, row + middle, SIDE_X, row + middle))
     return Diagram(
         height,
         (api, log, agent, tool, state, providers, fleet, store),

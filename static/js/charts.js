@@ -39,7 +39,9 @@
         ctx.lineTo(px, area.bottom);
         ctx.stroke();
         ctx.fillStyle = MARK_INK;
-        ctx.fillText(m.label, px + 4, area.top + 30);
+        var width = ctx.measureText(m.label).width;
+        var tx = px + 4 + width > area.right ? px - 4 - width : px + 4;
+        ctx.fillText(m.label, tx, area.top + 30);
       });
       ctx.restore();
     }
@@ -73,7 +75,10 @@
         maintainAspectRatio: false,
         interaction: { mode: "index", intersect: false },
         scales: { x: x, y: axis(spec.y.label) },
-        plugins: { designlabOverlays: { windows: spec.windows, markers: spec.markers } }
+        plugins: {
+          legend: { labels: { usePointStyle: true, pointStyle: "line", pointStyleWidth: 28 } },
+          designlabOverlays: { windows: spec.windows, markers: spec.markers }
+        }
       },
       plugins: [overlays]
     };
@@ -85,7 +90,10 @@
 
   function barConfig(spec) {
     var x = axis(spec.x.label);
+    var largest = Math.max.apply(null, spec.series[0].data.concat([0]));
+    var budget = (spec.markers || []).reduce(function (m, k) { return Math.max(m, k.x); }, 0);
     x.ticks = { callback: dollars };
+    x.suggestedMax = Math.max(largest, budget) * 1.05;
     return {
       type: "bar",
       data: {
@@ -101,9 +109,11 @@
         scales: { x: x },
         plugins: {
           legend: { display: false },
-          tooltip: { callbacks: { label: function (item) { return dollars(item.raw) + " per month"; } } }
+          tooltip: { callbacks: { label: function (item) { return dollars(item.raw) + " per month"; } } },
+          designlabOverlays: { windows: spec.windows, markers: spec.markers }
         }
-      }
+      },
+      plugins: [overlays]
     };
   }
 
