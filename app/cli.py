@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from app.commands import ExitCode
 from app.commands.database import create_user_command, migrate
+from app.commands.export import export_command
 from app.commands.grade import grade_command
 from app.commands.lint import lint
 from app.commands.schema import schema
@@ -60,4 +61,5 @@ main.command("create-user")(create_user_command)
 main.command()(lint)
 main.command()(schema)
 main.command("grade")(grade_command)
+main.command("export")(export_command)
 main.command("simulate")(simulate_command)

@@ -1,0 +1,51 @@
+"""Grades as CSV: one row per learner with per-step points, the total and first/last activity.
+
+The instructor dashboard's "Export CSV" and ``designlab export`` both write ``grades_csv``.
+Columns: ``learner_id``, ``email`` (empty for a guest), one column per step named by its id in
+course order (points of the learner's latest attempt), ``total``, ``max_total``, then
+``first_activity`` and ``last_activity`` as ISO 8601 UTC (``2026-11-29T08:00:00Z``; empty when
+the learner has done nothing yet).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime
+
+from app.instructor.class_progress import ClassTable
+
+
+def _moment(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else ""
+
+
+def header(table: ClassTable) -> list[str]:
+    """The CSV's column names for ``table``'s course."""
+    steps = [step.slug for step in table.steps]
+    return ["learner_id", "email", *steps, "total", "max_total", "first_activity", "last_activity"]
+
+
+def rows(table: ClassTable) -> list[list[str | int]]:
+    """One CSV row per learner of ``table``, in the table's order."""
+    return [
+        [
+            row.user_id,
+            row.email or "",
+            *(cell.points for cell in row.cells),
+            row.total,
+            table.max_total,
+            _moment(row.first_activity),
+            _moment(row.last_activity),
+        ]
+        for row in table.rows
+    ]
+
+
+def grades_csv(table: ClassTable) -> str:
+    """The whole CSV (header first, CRLF line ends as RFC 4180 has them)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header(table))
+    writer.writerows(rows(table))
+    return out.getvalue()

@@ -1,0 +1,109 @@
+"""Grades CSV: the columns, one row per learner, and ``designlab export`` writing the same."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import main
+from app.db import make_engine, make_sessionmaker, upgrade
+from app.export import grades_csv, header
+from app.instructor.class_progress import class_table
+from app.settings import get_settings
+from tests.instructor.classroom import build_class
+from tests.instructor.second_course import SECOND_COURSE
+
+runner = CliRunner()
+
+
+def test_the_header_names_each_step_by_its_id_in_course_order(session, second_course):
+    assert header(class_table(session, second_course)) == [
+        "learner_id",
+        "email",
+        "size-the-group",
+        "commit-after-work",
+        "park-poison-orders",
+        "total",
+        "max_total",
+        "first_activity",
+        "last_activity",
+    ]
+
+
+def test_the_csv_has_a_row_per_learner_with_crlf_line_ends(session, second_course):
+    ids = build_class(session)
+    text = grades_csv(class_table(session, second_course))
+    assert text.count("\r\n") == 5
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[1][:7] == [
+        str(ids["ana@example.com"]),
+        "ana@example.com",
+        "10",
+        "10",
+        "4",
+        "24",
+        "30",
+    ]
+    assert rows[4][:7] == [str(ids["dee@example.com"]), "dee@example.com", "0", "0", "0", "0", "30"]
+    assert rows[4][7:] == ["", ""]
+
+
+@pytest.fixture
+def env_db(tmp_path, monkeypatch):
+    """DATABASE_URL and STEPS_DIR for the CLI: a migrated SQLite file and the second course."""
+    url = f"sqlite:///{tmp_path / 'var' / 'export.sqlite3'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("STEPS_DIR", str(SECOND_COURSE))
+    monkeypatch.setenv("ENV", "development")
+    get_settings.cache_clear()
+    upgrade(url)
+    yield url
+    get_settings.cache_clear()
+
+
+def class_in(url: str) -> dict[str, int]:
+    with make_sessionmaker(make_engine(url))() as session:
+        ids = build_class(session)
+        session.commit()
+    return ids
+
+
+def test_designlab_export_prints_the_csv(env_db, second_course):
+    class_in(env_db)
+    result = runner.invoke(main, ["export"])
+    assert result.exit_code == 0, result.output
+    with make_sessionmaker(make_engine(env_db))() as session:
+        expected = grades_csv(class_table(session, second_course))
+    assert result.stdout == expected.replace("\r\n", "\n")  # the runner reads text mode
+    assert result.stdout.splitlines()[2].split(",")[1:7] == [
+        "bo@example.com",
+        "10",
+        "10",
+        "0",
+        "20",
+        "30",
+    ]
+
+
+def test_designlab_export_out_writes_the_file(env_db, tmp_path):
+    class_in(env_db)
+    out = tmp_path / "grades.csv"
+    result = runner.invoke(main, ["export", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote 4 learners to {out}" in result.output
+    rows = list(csv.DictReader(out.open(encoding="utf-8", newline="")))
+    assert [(r["email"], r["total"]) for r in rows] == [
+        ("ana@example.com", "24"),
+        ("bo@example.com", "20"),
+        ("cy@example.com", "4"),
+        ("dee@example.com", "0"),
+    ]
+
+
+def test_designlab_export_of_a_folder_without_a_course_is_bad_input(env_db, tmp_path):
+    result = runner.invoke(main, ["export", "--steps-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "course.yaml" in result.output
