@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Query, Request
 from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
@@ -36,10 +36,29 @@ def current_or_guest_learner(request: Request, session: Session, user: User | No
     return guest
 
 
+def local_path(target: str) -> str:
+    """``target`` when it is a path on this site (``/instructor``), else "".
+
+    Refused: anything not starting with one "/", and backslashes, blanks or control characters
+    (browsers drop some of them: ``/`` + tab + ``/host`` would become ``//host``, another site).
+    """
+    if any(c == "\\" or ord(c) <= 0x20 or ord(c) == 0x7F for c in target):
+        return ""
+    return target if target.startswith("/") and not target.startswith("//") else ""
+
+
 @router.get("/login", name="login")
-def login_form(request: Request, user: UserDep) -> Response:
-    """The sign-in form."""
-    context = {"csrf_token": csrf_token(request), "user": user, "error": None, "email": ""}
+def login_form(
+    request: Request, user: UserDep, next: Annotated[str, Query(max_length=2000)] = ""
+) -> Response:
+    """The sign-in form; ``next`` is where to go after signing in (a path on this site)."""
+    context = {
+        "csrf_token": csrf_token(request),
+        "user": user,
+        "error": None,
+        "email": "",
+        "next": local_path(next),
+    }
     return render(request, "login.html", context)
 
 
@@ -49,8 +68,10 @@ def login(
     session: SessionDep,
     email: Annotated[str, Form()],
     password: Annotated[str, Form()],
+    next: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
-    """Check the email and password; on success go to the overview, else show the form (401)."""
+    """Check the email and password; on success go to ``next`` (a path on this site) or the
+    overview, else show the form again (401)."""
     user = authenticate(session, email, password)
     if user is None:
         context = {
@@ -58,10 +79,11 @@ def login(
             "user": None,
             "error": "That email and password do not match an account.",
             "email": email,
+            "next": local_path(next),
         }
         return render(request, "login.html", context, status_code=401)
     sign_in(request, user)
-    return RedirectResponse(request.url_for("overview"), status_code=303)
+    return RedirectResponse(local_path(next) or request.url_for("overview"), status_code=303)
 
 
 @router.post("/logout", name="logout", dependencies=[CsrfDep])
