@@ -14,7 +14,7 @@ from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.settings import Settings, get_settings
-from app.web import auth, errors, estimate, health, pages, report, signup, simulation
+from app.web import auth, errors, estimate, health, instructor, pages, report, signup, simulation
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
 
@@ -70,4 +70,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(simulation.router)
     app.include_router(report.router)
     app.include_router(signup.router)
+    instructor.install(app)
     return app
