@@ -87,7 +87,7 @@ def lag_chart(result: SimulationResult) -> Chart:
             )
         else:
             note = result.metrics.drain_note or "capacity stayed below arrivals"
-            parts.append(f"Lag never drained: {note}.")
+            parts.append(f"Lag had not drained by the end of the run ({note}).")
     spec = {
         "type": "line",
         "x": {"label": "time (s)"},

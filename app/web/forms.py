@@ -79,15 +79,18 @@ def build_fields(
     errors: Mapping[str, str] | None = None,
     submitted: Mapping[str, str] | None = None,
 ) -> list[FormField]:
-    """The step's decisions as form fields showing ``design``'s values (or what was submitted,
-    when a submission failed validation), each with its error message if any."""
+    """The step's decisions as form fields showing ``design``'s values, or what was submitted
+    when a submission is shown again (it failed validation, the session expired, the page was
+    stale), each with its error message if any."""
     errors = errors or {}
     fields = []
     for decision in step.decisions:
         spec = design_field(decision.field)
         value = as_form_value(get_value(design, decision.field))
-        if submitted is not None and decision.field in errors:
-            value = submitted.get(decision.field, "false" if decision.widget == "checkbox" else "")
+        if submitted is not None and decision.widget == "checkbox":
+            value = "true" if decision.field in submitted else "false"
+        elif submitted is not None and decision.field in submitted:
+            value = submitted[decision.field]
         fields.append(
             FormField(
                 name=decision.field,

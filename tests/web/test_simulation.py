@@ -1,0 +1,239 @@
+"""Running a step: save, simulate (cached), grade, record; results, fault figures and charts;
+errors that keep what the learner typed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.check_outcomes import CheckOutcome
+from app.grading.grader import grade, load_material
+from app.models import DesignRecord, SimResult, StepProgress, StepStatus
+from simulator.design import Design
+from simulator.files import load_model
+from tests.web.html import soup
+from tests.web.learner import HX, rows, step_form, words
+from tests.web.learner_course import write_learner_course
+
+DURABLE = "durable_same_transaction"
+
+
+@pytest.fixture
+def learner_dir(tmp_path: Path) -> Path:
+    return write_learner_course(tmp_path / "course")
+
+
+@pytest.fixture
+def learner(make_client, learner_dir):
+    client = make_client(steps_dir=learner_dir)
+    assert client.get("/steps/event-log").status_code == 200, "the learner course must load"
+    return client
+
+
+def run(client, slug: str, headers=HX, **values: str):
+    form = step_form(client, slug, **values)
+    return client.post(f"/steps/{slug}/run", data=form, headers=headers)
+
+
+def test_failed_checks_come_first_with_the_learners_numbers_hint_and_concept(learner):
+    response = run(learner, "event-log", event_log__partitions="12")
+    assert response.status_code == 200
+    checks = soup(response).select("#results ol.checks > li")
+    assert [li["id"] for li in checks] == ["check-enough-partitions", "check-durable-dedupe"]
+    first = checks[0]
+    assert first["class"] == ["check", "check-fail"]
+    assert first.select_one(".check-points").get_text() == "0/3"
+    assert first.select_one(".why").get_text(" ", strip=True) == "Why: 12 partitions, 24 needed"
+    assert first.select_one(".hint").get_text(" ", strip=True) == "Hint: Add partitions."
+    assert first.select_one(".concept a")["href"] == "#partitions"
+
+
+def test_passed_checks_follow_the_failed_ones_in_declared_order(learner):
+    response = run(learner, "event-log", event_log__partitions="32")
+    ids = [li["id"] for li in soup(response).select("#results ol.checks > li")]
+    assert ids == ["check-durable-dedupe", "check-enough-partitions"]
+    verdict = words(soup(response).select_one("#results .verdict"))
+    assert verdict.startswith("3/5 points · 1 of 2 checks did not pass.")
+
+
+def test_points_are_the_graders_for_the_saved_design(learner, make_settings, learner_dir):
+    response = run(learner, "event-log", event_log__partitions="30", delivery__dedupe="in_memory")
+    (record,) = rows(make_settings(), DesignRecord)
+    design = load_model(Design, record.yaml_text, "design.yaml")
+    assert (design.event_log.partitions, design.delivery.dedupe) == (30, "in_memory")
+    expected = {s.id: s for s in grade(design, load_material(learner_dir)).steps}["event-log"]
+    verdict = soup(response).select_one("#results .verdict strong").get_text()
+    assert verdict == f"{expected.points}/{expected.max_points} points"
+
+
+def test_the_same_design_runs_once_then_comes_from_the_cache(learner, make_settings, monkeypatch):
+    run(learner, "event-log", event_log__partitions="32")
+    (cached,) = rows(make_settings(), SimResult)
+    assert cached.scenario_name == "crash" and cached.seed == 11
+
+    async def no_simulation(*args):
+        raise AssertionError("simulated although the result is cached")
+
+    monkeypatch.setattr("app.step_runs.simulate_off_loop", no_simulation)
+    again = run(learner, "event-log", event_log__partitions="32")
+    assert again.status_code == 200
+    assert len(rows(make_settings(), SimResult)) == 1
+    assert soup(again).select_one("#results .verdict strong").get_text() == "3/5 points"
+
+
+def test_without_javascript_a_run_redirects_to_the_step_showing_its_results(learner):
+    response = learner.post(
+        "/steps/event-log/run",
+        data=step_form(learner, "event-log", event_log__partitions="40"),
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    assert response.headers["location"].endswith("/steps/event-log#results")
+    page = soup(learner.get("/steps/event-log"))
+    assert page.select_one("input[name='event_log.partitions']")["value"] == "40"
+    assert len(page.select("#results ol.checks > li")) == 2
+    assert page.select_one("#architecture svg.diagram") is not None
+
+
+def test_htmx_run_updates_rail_architecture_and_version_out_of_band(learner):
+    response = run(learner, "event-log", event_log__partitions="32")
+    top = {el.get("id"): el.get("hx-swap-oob") for el in soup(response).find_all(recursive=False)}
+    assert top == {
+        "results": None,
+        "rail": "true",
+        "design-version": "true",
+        "architecture": "true",
+    }
+    page = soup(response)
+    assert page.select_one("#design-version")["value"] == "1"
+    step2 = page.select_one("#rail li:nth-of-type(2) a")
+    assert step2["aria-label"] == "Step 2: The event log, 3/5, try again"
+    assert page.select_one("#rail li:nth-of-type(2) .glyph").get_text() == "✗"
+
+
+def test_a_run_records_progress_and_each_checks_verdict(learner, make_settings):
+    run(learner, "event-log", event_log__partitions="12")
+    run(
+        learner,
+        "event-log",
+        event_log__partitions="24",
+        delivery__dedupe="durable_same_transaction",
+    )
+    settings = make_settings()
+    progress = {p.step_id: p for p in rows(settings, StepProgress)}["event-log"]
+    assert (progress.status, progress.points, progress.max_points, progress.attempts) == (
+        StepStatus.passed,
+        5,
+        5,
+        2,
+    )
+    outcomes = {o.check_id: o for o in rows(settings, CheckOutcome)}
+    assert (
+        outcomes["enough-partitions"].first_status,
+        outcomes["enough-partitions"].last_status,
+    ) == (
+        "fail",
+        "pass",
+    )
+    assert outcomes["enough-partitions"].attempts == 2
+
+
+def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_settings):
+    response = run(learner, "event-log", event_log__partitions="32")
+    page = soup(response)
+    figures = page.select(".big-figures > div")
+    assert [d.select_one("dt").get_text() for d in figures] == [
+        "Events lost",
+        "Duplicate effects",
+        "Tokens paid again",
+        "Time to drain",
+    ]
+    (cached,) = rows(make_settings(), SimResult)
+    metrics = json.loads(cached.result_json)["metrics"]
+    assert figures[0].select_one("dd").get_text() == f"{metrics['lost']:,}"
+    assert figures[1].select_one("dd").get_text() == f"{metrics['duplicate_effects']:,}"
+    assert figures[2].select_one("dd").get_text() == f"{metrics['tokens_repeated']:,}"
+    lag = json.loads(page.select_one("script#chart-lag-data").get_text())
+    assert lag["windows"] == [{"label": "worker crash", "start": 30.0, "end": 60.0}]
+    assert (lag["x"]["label"], lag["y"]["label"]) == ("time (s)", "lag (step events)")
+    summaries = [p.get_text() for p in page.select("figure.chart .chart-summary")]
+    assert len(summaries) == 3 and "Worker crash from 30 s to 1 min (shaded)." in summaries[0]
+
+
+def test_an_out_of_range_value_keeps_the_input_with_the_message_at_the_field(
+    learner, make_settings
+):
+    response = run(learner, "event-log", event_log__partitions="0", delivery__dedupe="in_memory")
+    assert response.status_code == 422
+    assert response.headers["HX-Retarget"] == "#decisions"
+    page = soup(response)
+    field = page.select_one("input[name='event_log.partitions']")
+    assert (field["value"], field["aria-invalid"]) == ("0", "true")
+    assert page.select_one(f"#{field['id']}-error").get_text() == (
+        "Input should be greater than or equal to 1"
+    )
+    assert page.select_one("input[value=in_memory]").has_attr("checked")
+    assert rows(make_settings(), DesignRecord) == []
+
+
+def test_a_wrong_type_is_reported_at_the_field(learner):
+    response = run(learner, "event-log", event_log__partitions="lots")
+    assert response.status_code == 422
+    page = soup(response)
+    field = page.select_one("input[name='event_log.partitions']")
+    assert field["value"] == "lots"
+    assert page.select_one(f"#{field['id']}-error").get_text() != ""
+
+
+def test_an_expired_session_keeps_the_input_and_asks_to_submit_again(make_client, learner_dir):
+    client = make_client(steps_dir=learner_dir)
+    form = step_form(client, "event-log", event_log__partitions="48")
+    client.cookies.clear()  # the session cookie expired
+    response = client.post("/steps/event-log/run", data=form, headers=HX)
+    assert response.status_code == 403
+    page = soup(response)
+    assert "Your session expired" in page.select_one(".form-error").get_text()
+    assert page.select_one("input[name='event_log.partitions']")["value"] == "48"
+    again = client.post(
+        "/steps/event-log/run",
+        data={**form, "csrf_token": page.select_one("input[name=csrf_token]")["value"]},
+        headers=HX,
+    )
+    assert again.status_code == 200
+
+
+def test_a_stale_tab_keeps_its_values_and_saving_again_overwrites(learner, make_settings):
+    tab_a = step_form(learner, "event-log", event_log__partitions="20")
+    tab_b = step_form(learner, "event-log", event_log__partitions="64")
+    assert learner.post("/steps/event-log", data=tab_a, headers=HX).status_code == 200
+    stale = learner.post("/steps/event-log/run", data=tab_b, headers=HX)
+    assert stale.status_code == 409
+    page = soup(stale)
+    assert "saved elsewhere" in page.select_one(".form-error").get_text()
+    assert page.select_one("input[name='event_log.partitions']")["value"] == "64"
+    assert page.select_one("#design-version")["value"] == "1"
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 20" in record.yaml_text
+    retry = {**tab_b, "design_version": "1"}
+    assert learner.post("/steps/event-log", data=retry, headers=HX).status_code == 200
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 64" in record.yaml_text
+
+
+def test_changing_an_earlier_decision_marks_later_steps_to_rerun(learner, make_settings):
+    run(learner, "event-log", event_log__partitions="32")
+    unchanged = step_form(learner, "commit-order")
+    learner.post("/steps/commit-order", data=unchanged, headers=HX)
+    status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
+    assert status["event-log"] is StepStatus.failed
+    changed = step_form(learner, "commit-order", delivery__commit="after_processing")
+    response = learner.post("/steps/commit-order", data=changed, headers=HX)
+    status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
+    assert status["event-log"] is StepStatus.needs_rerun
+    rail = soup(response).select_one("#rail[hx-swap-oob]")
+    assert rail.select_one("li:nth-of-type(2) .glyph").get_text() == "↻"
+    page = soup(learner.get("/steps/event-log"))
+    assert page.select_one("#results ol.checks") is None
+    assert "changed since your last run" in page.select_one("#results .notice").get_text()
