@@ -75,8 +75,8 @@ MIX_SCENARIO = {
 }
 
 
-def bare_simpy_rate(n: int = 1_000_000) -> float:
-    """Timeouts per wall second of one SimPy process yielding ``n`` timeouts."""
+def bare_simpy_rate(n: int = 1_000_000) -> tuple[float, float]:
+    """Timeouts per wall second and per CPU second of one SimPy process yielding ``n`` timeouts."""
     env = simpy.Environment()
 
     def loop() -> simpy.events.ProcessGenerator:
@@ -84,22 +84,24 @@ def bare_simpy_rate(n: int = 1_000_000) -> float:
             yield env.timeout(1.0)
 
     env.process(loop())
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     env.run()
-    return n / (time.perf_counter() - start)
+    return n / (time.perf_counter() - wall), n / (time.process_time() - cpu)
 
 
-def events_per_second(design: Design, scenario: Scenario, repeat: int) -> tuple[float, int]:
-    """Best step events per wall second over ``repeat`` runs, and the step events of one run."""
-    best = 0.0
+def events_per_second(design: Design, scenario: Scenario, repeat: int) -> tuple[float, float, int]:
+    """Best step events per wall second and per CPU second over ``repeat`` runs, and the step
+    events of one run. CPU seconds (this process only) show the rate a shared machine hides."""
+    best_wall = best_cpu = 0.0
     events = 0
     for _ in range(repeat):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         result = simulate(design, scenario, 1)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         events = result.metrics.arrivals
-        best = max(best, events / wall)
-    return best, events
+        best_wall = max(best_wall, events / wall)
+        best_cpu = max(best_cpu, events / cpu)
+    return best_wall, best_cpu, events
 
 
 def main() -> None:
@@ -107,23 +109,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    worked_rate, worked_n = events_per_second(
+    worked_wall, worked_cpu, worked_n = events_per_second(
         Design.model_validate(WORKED_DESIGN), Scenario.model_validate(WORKED_SCENARIO), args.repeat
     )
     print(
-        f"(a) worked example with 180 s outage: {worked_rate:,.0f} step events/s "
-        f"({worked_n:,} step events)"
+        f"(a) worked example with 180 s outage: {worked_wall:,.0f} step events/s "
+        f"({worked_cpu:,.0f} per CPU second; {worked_n:,} step events)"
     )
-    mix_rate, mix_n = events_per_second(
+    mix_wall, mix_cpu, mix_n = events_per_second(
         Design.model_validate(MIX_DESIGN), Scenario.model_validate(MIX_SCENARIO), args.repeat
     )
     print(
-        f"(b) 15 min at 500 step events/s, course mix: {mix_rate:,.0f} step events/s "
-        f"({mix_n:,} step events)"
+        f"(b) 15 min at 500 step events/s, course mix: {mix_wall:,.0f} step events/s "
+        f"({mix_cpu:,.0f} per CPU second; {mix_n:,} step events)"
     )
-    bare = max(bare_simpy_rate() for _ in range(args.repeat))
-    print(f"bare SimPy timeout loop: {bare:,.0f} timeouts/s")
-    print(f"ratio (b) / bare SimPy: {mix_rate / bare:.2f}")
+    rates = [bare_simpy_rate() for _ in range(args.repeat)]
+    bare_wall = max(r[0] for r in rates)
+    bare_cpu = max(r[1] for r in rates)
+    print(f"bare SimPy timeout loop: {bare_wall:,.0f} timeouts/s ({bare_cpu:,.0f} per CPU second)")
+    print(
+        f"ratio (b) / bare SimPy: {mix_wall / bare_wall:.2f} ({mix_cpu / bare_cpu:.2f} in CPU time)"
+    )
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss_mb:,.0f} MB")
 

@@ -72,8 +72,10 @@ from __future__ import annotations
 import bisect
 import contextlib
 import heapq
+import itertools
 import math
 import random
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -99,6 +101,12 @@ PBITS = 12
 MASK = (1 << PBITS) - 1
 TICKS_PER_S = 1e9
 """Heap keys order times to the nanosecond."""
+
+STREAM_GUARD_S = 2e-9
+"""A partition waits on the arrival stream only for a record at least this much later than now
+(so its stream key is certainly still ahead); nearer ones are woken through the heap."""
+STREAM_END = 1 << 62
+"""Key after every real key: the arrival stream's sentinel."""
 
 REBALANCE_SYNC_S = 1.0
 """Seconds from the end of revocation to the new assignment processing (JoinGroup + SyncGroup)."""
@@ -138,7 +146,8 @@ class Partition:
     ``pos``: next offset to start; ``cur``: offset in progress or -1; ``batch_end``: end of the
     fetched batch (exclusive); ``committed``: committed offset; ``hw``: first offset never completed
     (every offset below it completed at least once, or was given up); ``started_max``: one past the
-    highest offset ever started; ``next_t``: time of its heap entry; ``refetch_until``: offsets
+    highest offset ever started; ``next_t``: time of its heap entry; ``stream_wait``: idle until
+    its next record arrives, woken by the arrival stream (no heap entry); ``refetch_until``: offsets
     below it were fetched before, so
     fetching them again is a redelivery. ``first_finish`` / ``first_start``: per offset, seconds
     (NaN until it happens).
@@ -171,6 +180,7 @@ class Partition:
         "memory",
         "fail_attempts",
         "next_t",
+        "stream_wait",
     )
 
     def __init__(self, pid: int, arrival: list[float], step: list[float]):
@@ -200,6 +210,7 @@ class Partition:
         self.memory = -1
         self.fail_attempts: dict[int, int] | None = None
         self.next_t = 0.0
+        self.stream_wait = False
 
     def log_end(self, t: float) -> int:
         """Events of this partition that arrived by ``t`` (its log-end offset)."""
@@ -298,8 +309,17 @@ class ConsumerGroup:
         self.stopping: set[int] = set()
 
         self.heap: list[int] = []
+        # Every arrival of the topic in time order, as heap keys, with a sentinel at the end.
+        counts = np.diff(topic.start)
+        owner_of_row = np.repeat(np.arange(topic.partitions, dtype=np.int64), counts)
+        order = np.lexsort((owner_of_row, topic.arrival_s))
+        times = topic.arrival_s[order]
+        keys = (np.floor(times * TICKS_PER_S).astype(np.int64) << PBITS) | owner_of_row[order]
+        self.stream_key = array("q", keys.tolist())
+        self.stream_key.append(STREAM_END)
+        self.stream_t = array("d", times.tolist())
+        self.stream_i = 0
         self.early_f: list[float] = [-math.inf] * self.partitions
-        self.early_first: list[bool] = [False] * self.partitions
         self.bin_s = bin_s
         self.errors = [0] * (bins + 1)
         self.committed_sum = 0
@@ -340,7 +360,7 @@ class ConsumerGroup:
         self.heap[:] = [
             (int(q.next_t * TICKS_PER_S) << PBITS) | q.pid
             for q in parts
-            if q.state in (IDLE, ACTIVE, RETRY, POLL)
+            if q.state in (ACTIVE, RETRY, POLL) or (q.state == IDLE and not q.stream_wait)
         ]
         heapq.heapify(self.heap)
 
@@ -369,7 +389,7 @@ class ConsumerGroup:
                 early[p] = -math.inf
                 part = self.parts[p]
                 e = part.pos - 1
-                if self.early_first[p]:
+                if part.hw == e + 1 and part.first_finish[e] == f:
                     part.first_finish[e] = NAN
                     part.hw = e
                     self.processed -= 1
@@ -380,6 +400,7 @@ class ConsumerGroup:
                 part.busy_until = f
                 part.next_t = f
                 part.state = ACTIVE
+                part.stream_wait = False
                 self.busy += 1
         if changed:
             self._rebuild_heap()
@@ -519,6 +540,7 @@ class ConsumerGroup:
             with contextlib.suppress(ValueError):
                 self.waiting[part.owner].remove(part.pid)
         self._release_slot(part, t)
+        part.stream_wait = False
         part.state = PARKED
         part.owner = -1
         part.revoking = REVOKE_NONE
@@ -758,13 +780,19 @@ class ConsumerGroup:
     # ------------------------------------------------------------------ data plane
 
     def advance(self, until: float) -> None:
-        """Process every step-event action due at or before ``until`` seconds, in time order."""
+        """Process every step-event action due at or before ``until`` seconds, in time order.
+
+        Two sources are merged by key: the heap (steps finishing, retries, resumed partitions)
+        and the topic's arrivals in time order (``stream_key``), which wake partitions that wait
+        for their next record (``Partition.stream_wait``) without any heap operation.
+        """
         heap = self.heap
-        if not heap:
-            return
         limit_key = (int(until * TICKS_PER_S) << PBITS) | MASK
-        if heap[0] > limit_key:
+        stream_key = self.stream_key
+        si = self.stream_i
+        if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
             return
+        stream_t = self.stream_t
         parts = self.parts
         admit = self.stage.admit
         heapreplace = heapq.heapreplace
@@ -776,45 +804,81 @@ class ConsumerGroup:
         is_agent = self.is_agent
         mpi = self.max_poll_interval_s
         limited = self.limited
+        limited_any = any(limited)
         free_slots = self.free_slots
         waiting = self.waiting
         early_f = self.early_f
-        early_first = self.early_first
         processed = 0
         started = 0
         calls = 0
         csum = self.committed_sum
         busy = self.busy
         busy_max = self.busy_max
-        while heap:
-            key = heap[0]
-            if key > limit_key:
-                break
-            p = key & MASK
-            part = parts[p]
-            t = part.next_t
-            state = part.state
-            cur = part.cur
-            if cur >= 0:
-                # The step in progress finishes now.
-                if cur >= part.hw:
-                    part.first_finish[cur] = t
-                    part.hw = cur + 1
-                    processed += 1
-                    if track_memory:
-                        part.memory = self._memory_tag(part.owner)
-                part.cur = -1
-                busy -= 1
-            pos = part.pos
-            retried = state == RETRY
-            if retried:
-                part.state = ACTIVE
-            elif state == ACTIVE and pos < part.batch_end:
-                pass
+        while True:
+            sk = stream_key[si]
+            if heap and heap[0] < sk:
+                key = heap[0]
+                if key > limit_key:
+                    break
+                own = True
+                p = key & MASK
+                part = parts[p]
+                t = part.next_t
+                state = part.state
             else:
-                owner = part.owner
-                if state == ACTIVE:
+                if sk > limit_key:
+                    break
+                si += 1
+                p = sk & MASK
+                part = parts[p]
+                if not part.stream_wait:
+                    continue
+                part.stream_wait = False
+                own = False
+                key = sk
+                t = stream_t[si - 1]
+                state = IDLE
+            arrival = part.arrival
+            n = part.n
+            if state == IDLE:
+                # A record arrived for a partition with nothing in progress.
+                pos = part.pos
+                retried = False
+                if limited_any:
+                    owner = part.owner
+                    if limited[owner]:
+                        if free_slots[owner] > 0:
+                            free_slots[owner] -= 1
+                            part.slot = True
+                        else:
+                            part.state = WAIT_SLOT
+                            waiting[owner].append(p)
+                            if own:
+                                heappop(heap)
+                            continue
+                poll = True
+            else:
+                cur = part.cur
+                if cur >= 0:
+                    # The step in progress finishes now.
+                    if cur >= part.hw:
+                        part.first_finish[cur] = t
+                        part.hw = cur + 1
+                        processed += 1
+                        if track_memory:
+                            part.memory = self._memory_tag(part.owner)
+                    part.cur = -1
+                    busy -= 1
+                pos = part.pos
+                retried = state == RETRY
+                poll = False
+                if retried:
+                    part.state = ACTIVE
+                elif state == ACTIVE and pos < part.batch_end:
+                    pass
+                elif state == ACTIVE:
                     # End of a batch: commit, maybe hand the partition over.
+                    owner = part.owner
                     if commit_after and pos > part.committed:
                         csum += pos - part.committed
                         part.committed = pos
@@ -837,88 +901,93 @@ class ConsumerGroup:
                         part.slot = False
                         heapreplace(heap, (int(t * TICKS_PER_S) << PBITS) | q.pid)
                         nxt = part.arrived
-                        if nxt > pos or (nxt < part.n and part.arrival[nxt] <= t):
+                        if nxt > pos or (nxt < n and arrival[nxt] <= t):
                             part.state = WAIT_SLOT
                             waiting[owner].append(p)
-                        elif pos < part.n:
+                        elif pos < n:
                             part.state = IDLE
-                            a = part.arrival[pos]
-                            part.next_t = a
-                            heappush(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                            part.stream_wait = True
                         else:
                             part.state = DONE
                         continue
-                elif state == IDLE and limited[owner]:
-                    if free_slots[owner] > 0:
-                        free_slots[owner] -= 1
-                        part.slot = True
-                    else:
-                        part.state = WAIT_SLOT
-                        waiting[owner].append(p)
-                        heappop(heap)
-                        continue
-                # Poll: fetch what has arrived, up to the batch size.
+                    poll = True
+                else:
+                    poll = True  # POLL: handed a slot
+            if poll:
+                # Fetch what has arrived, up to the batch size.
                 arrived = part.arrived
-                n = part.n
-                arrival = part.arrival
                 while arrived < n and arrival[arrived] <= t:
                     arrived += 1
                 part.arrived = arrived
                 if arrived <= pos:
                     if part.slot:
                         part.slot = False
-                        free_slots[owner] += 1
+                        free_slots[part.owner] += 1
                     if pos < n:
                         part.state = IDLE
-                        a = arrival[pos]
-                        part.next_t = a
-                        heapreplace(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                        part.stream_wait = True
                     else:
                         part.state = DONE
+                    if own:
                         heappop(heap)
                     continue
-                end = pos + part.bsize
-                if end > arrived:
-                    end = arrived
-                part.batch_end = end
-                part.batch_t = t
+                batch_end = pos + part.bsize
+                if batch_end > arrived:
+                    batch_end = arrived
+                part.batch_end = batch_end
+                part.batch_t = batch_t = t
                 if pos < part.refetch_until:
                     refetch = part.refetch_until
-                    self.redelivered += (end if end < refetch else refetch) - pos
-                if commit_before and end > part.committed:
-                    csum += end - part.committed
-                    part.committed = end
-                part.state = ACTIVE
+                    self.redelivered += (batch_end if batch_end < refetch else refetch) - pos
+                if commit_before and batch_end > part.committed:
+                    csum += batch_end - part.committed
+                    part.committed = batch_end
+            else:
+                batch_end = part.batch_end
+                batch_t = part.batch_t
             # Start the step at offset pos.
             step = part.step[pos]
-            if pos < part.started_max:
-                how = self._repeat(part, pos, t)
-                if how == 1:
-                    part.pos = pos + 1
+            started_max = part.started_max
+            if pos < started_max or part.fail_attempts is not None:
+                if not own:
+                    # The rare paths below reschedule through the heap's top entry.
                     part.next_t = t
-                    heapreplace(heap, key)
-                    continue
-                if how == 2:
-                    step = 0.0
-            if part.fail_attempts is not None and pos in part.fail_attempts:
-                left = part.fail_attempts[pos]
-                if left != 0:
-                    if left > 0:
-                        part.fail_attempts[pos] = left - 1
-                    self.unavailable_errors += 1
-                    self._error_at(t)
-                    self.step_failed(part, t)
-                    continue
+                    heappush(heap, key)
+                    own = True
+                if pos < started_max:
+                    how = self._repeat(part, pos, t)
+                    if how == 1:
+                        part.pos = pos + 1
+                        part.state = ACTIVE
+                        part.next_t = t
+                        continue
+                    if how == 2:
+                        step = 0.0
+                fails = part.fail_attempts
+                if fails is not None and pos in fails:
+                    left = fails[pos]
+                    if left != 0:
+                        if left > 0:
+                            fails[pos] = left - 1
+                        self.unavailable_errors += 1
+                        self._error_at(t)
+                        part.state = ACTIVE
+                        self.step_failed(part, t)
+                        continue
             if step == 0.0:
                 finish = t
             else:
                 finish = admit(t, step)
                 if finish < 0.0:
+                    if not own:
+                        part.next_t = t
+                        heappush(heap, key)
+                    part.state = ACTIVE
                     self.rejected(part, t, finish)
                     continue
                 if is_agent:
                     calls += 1
-            if pos >= part.started_max:
+            if pos >= started_max:
                 part.first_start[pos] = finish - step
                 part.started_max = pos + 1
                 started += 1
@@ -928,43 +997,55 @@ class ConsumerGroup:
             nxt = pos + 1
             part.pos = nxt
             if (
-                part.batch_end == nxt
+                batch_end == nxt
+                and (nxt == n or arrival[nxt] >= finish)
+                and finish - batch_t <= mpi
                 and not part.revoking
-                and not limited[part.owner]
-                and (nxt == part.n or part.arrival[nxt] >= finish)
-                and finish - part.batch_t <= mpi
+                and not (limited_any and limited[part.owner])
             ):
-                # Early completion: book the finish and the batch commit now; the partition's
-                # next visit is its next arrival.
+                # Early completion: book the finish and the batch commit now; the partition
+                # waits for its next record on the arrival stream.
                 if pos >= part.hw:
                     part.first_finish[pos] = finish
                     part.hw = nxt
                     processed += 1
-                    early_first[p] = True
                     if track_memory:
                         part.memory = self._memory_tag(part.owner)
-                else:
-                    early_first[p] = False
                 if commit_after and nxt > part.committed:
                     csum += nxt - part.committed
                     part.committed = nxt
                 early_f[p] = finish
-                if nxt < part.n:
+                if nxt < n:
                     part.state = IDLE
-                    a = part.arrival[nxt]
-                    part.next_t = a
-                    heapreplace(heap, (int(a * TICKS_PER_S) << PBITS) | p)
+                    a = arrival[nxt]
+                    if a > t + STREAM_GUARD_S:
+                        part.stream_wait = True
+                    else:
+                        # Its arrival may share this instant's key: wake it through the heap.
+                        part.next_t = a
+                        k = (int(a * TICKS_PER_S) << PBITS) | p
+                        if own:
+                            heapreplace(heap, k)
+                        else:
+                            heappush(heap, k)
+                        continue
                 else:
                     part.state = DONE
+                if own:
                     heappop(heap)
                 continue
+            part.state = ACTIVE
             part.cur = pos
             part.busy_until = finish
             busy += 1
             if busy > busy_max:
                 busy_max = busy
             part.next_t = finish
-            heapreplace(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+            if own:
+                heapreplace(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+            else:
+                heappush(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+        self.stream_i = si
         self.busy = busy
         self.busy_max = busy_max
         self.committed_sum = csum
@@ -998,9 +1079,11 @@ class ConsumerGroup:
     def first_times(self) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event (seconds, NaN when it never happened),
         each shape ``(n,)`` in topic order (partition, then offset)."""
-        starts = [x for q in self.parts for x in q.first_start]
-        finishes = [x for q in self.parts for x in q.first_finish]
-        return np.asarray(starts, dtype=np.float64), np.asarray(finishes, dtype=np.float64)
+        n = int(self.topic.start[-1])
+        chain = itertools.chain.from_iterable
+        starts = np.fromiter(chain(q.first_start for q in self.parts), np.float64, count=n)
+        finishes = np.fromiter(chain(q.first_finish for q in self.parts), np.float64, count=n)
+        return starts, finishes
 
     def busy_able(self) -> int:
         """Partitions the group can process at once with every member alive:

@@ -6,7 +6,7 @@ the partition's consumer tries it, or rejected with HTTP 429 when any limit is e
 - **RPM and TPM**: two token buckets (the usual way providers enforce per-minute limits), each
   holding at most one minute's allowance and refilled continuously at ``limit / 60`` per second;
   a call takes 1 request and ``tokens_per_call`` (input + output) tokens. Both start full. Rejected
-  calls take nothing from the buckets.
+  calls take nothing from the buckets. A call needing more tokens than the TPM is never admitted.
 - **max_concurrency**: calls in flight (admitted, not yet finished) may not exceed the limit.
   A call whose consumer crashed keeps its slot until it finishes (the provider does not know).
 - **outages** (``add_outage``, for the faults layer): inside a window every call fails at once
@@ -89,43 +89,50 @@ class Provider:
     ``tokens_per_call``: input + output tokens of one call. ``track_concurrency``: False when the
     group can never have ``max_concurrency`` calls in flight (fewer partitions than the limit),
     which skips the in-flight heap.
+
+    The two buckets are kept in their virtual-scheduling form (the GCRA of ITU-T I.371, equivalent
+    to a token bucket): ``tat`` is the time at which the bucket would be full again; a call of cost
+    ``c`` is admitted at ``t`` when ``max(tat, t) - t <= (capacity - c) / rate``, and then
+    ``tat = max(tat, t) + c / rate``.
     """
 
     def __init__(self, spec: ModelProvider, tokens_per_call: int, track_concurrency: bool = True):
         self.spec = spec
-        self.rpm = float(spec.rpm)
-        self.tpm = float(spec.tpm)
-        self.req_per_s = self.rpm / 60.0
-        self.tok_per_s = self.tpm / 60.0
-        self.req_level = self.rpm
-        self.tok_level = self.tpm
-        self.last_t = 0.0
-        self.tokens_per_call = float(tokens_per_call)
+        req_rate = spec.rpm / 60.0
+        tok_rate = spec.tpm / 60.0
+        self.req_cost = 1.0 / req_rate
+        self.req_slack = (spec.rpm - 1.0) / req_rate
+        self.tok_cost = tokens_per_call / tok_rate
+        self.tok_slack = (spec.tpm - tokens_per_call) / tok_rate
+        self.req_tat = 0.0
+        self.tok_tat = 0.0
+        self.tokens_per_call = tokens_per_call
         self.max_concurrency = spec.max_concurrency
         self.inflight: list[float] | None = [] if track_concurrency else None
         self.outages = Windows()
-        self.has_outages = False
         self.rejected_429 = 0
         self.rejected_down = 0
 
     def add_outage(self, start: float, end: float) -> None:
         """Fail every call in ``[start, end)`` seconds (a provider outage)."""
         self.outages.add(start, end)
-        self.has_outages = True
+        self.admit = self._admit_unless_down  # type: ignore[method-assign]
+
+    def _admit_unless_down(self, t: float, step_s: float) -> float:
+        if self.outages.contains(t):
+            self.rejected_down += 1
+            return REJECT_DOWN
+        return Provider.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Try a call at ``t`` lasting ``step_s``: its finish time, or REJECT_429 / REJECT_DOWN."""
-        if self.has_outages and self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
-        dt = t - self.last_t
-        if dt > 0.0:
-            level = self.req_level + dt * self.req_per_s
-            self.req_level = level if level < self.rpm else self.rpm
-            level = self.tok_level + dt * self.tok_per_s
-            self.tok_level = level if level < self.tpm else self.tpm
-            self.last_t = t
-        if self.req_level < 1.0 or self.tok_level < self.tokens_per_call:
+        req = self.req_tat
+        if req < t:
+            req = t
+        tok = self.tok_tat
+        if tok < t:
+            tok = t
+        if req - t > self.req_slack or tok - t > self.tok_slack:
             self.rejected_429 += 1
             return REJECT_429
         finish = t + step_s
@@ -137,6 +144,6 @@ class Provider:
                 self.rejected_429 += 1
                 return REJECT_429
             heapq.heappush(inflight, finish)
-        self.req_level -= 1.0
-        self.tok_level -= self.tokens_per_call
+        self.req_tat = req + self.req_cost
+        self.tok_tat = tok + self.tok_cost
         return finish

@@ -93,10 +93,14 @@ class Simulation:
             design.event_log.partitions,
             agent_cfg.instances * agent_cfg.concurrency_per_instance,
         )
+        # The in-flight heap is needed only when the limit can bind: more partitions can call at
+        # once than the limit allows, or a crash leaves calls running without a consumer.
+        crashes = any(f.kind == "worker_crash" and f.group == "agent" for f in scenario.faults)
+        reach = 2 * busy_able if crashes else busy_able
         self.provider = Provider(
             design.model.primary,
             workload.tokens_per_call,
-            track_concurrency=design.model.primary.max_concurrency < 2 * busy_able,
+            track_concurrency=design.model.primary.max_concurrency < reach,
         )
         self.runners = RunnerPool(design.tools)
         self.store = StateStore(store)

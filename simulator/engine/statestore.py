@@ -33,19 +33,21 @@ class StateStore:
         self.spacing_s = 1.0 / store.write_capacity_per_second
         self.next_free = 0.0
         self.outages = Windows()
-        self.has_outages = False
         self.rejected_down = 0
 
     def add_outage(self, start: float, end: float) -> None:
         """Fail every write in ``[start, end)`` seconds (the primary is gone)."""
         self.outages.add(start, end)
-        self.has_outages = True
+        self.admit = self._admit_unless_down  # type: ignore[method-assign]
+
+    def _admit_unless_down(self, t: float, step_s: float) -> float:
+        if self.outages.contains(t):
+            self.rejected_down += 1
+            return REJECT_DOWN
+        return StateStore.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Admit a write asked for at ``t`` taking ``step_s``: finish time, or REJECT_DOWN."""
-        if self.has_outages and self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
         nxt = self.next_free
         start = nxt if nxt > t else t
         self.next_free = start + self.spacing_s

@@ -28,19 +28,21 @@ class RunnerPool:
         self.slots = tools.runners * tools.concurrency_per_runner
         self.free_at: list[float] = [0.0] * self.slots
         self.outages = Windows()
-        self.has_outages = False
         self.rejected_down = 0
 
     def add_outage(self, start: float, end: float) -> None:
         """Reject every tool call in ``[start, end)`` seconds."""
         self.outages.add(start, end)
-        self.has_outages = True
+        self.admit = self._admit_unless_down  # type: ignore[method-assign]
+
+    def _admit_unless_down(self, t: float, step_s: float) -> float:
+        if self.outages.contains(t):
+            self.rejected_down += 1
+            return REJECT_DOWN
+        return RunnerPool.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Start a call at ``t`` or when a slot frees; its finish time (NEVER_S without slots)."""
-        if self.has_outages and self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
         if not self.slots:
             return NEVER_S
         free = self.free_at[0]
