@@ -1,11 +1,19 @@
 """A consumer group reading its topic: assignment, polls, commits, lag, crashes and redelivery.
 
-This module is the simulator's data plane. It processes a group's step events *in time order*
-with one heap of "next thing this partition does" times, and is driven by the SimPy control plane
-(``simulator.engine.run``): every control event (a sample, an auto-commit tick, a crash, a
-rebalance) first calls :meth:`ConsumerGroup.advance` up to its time and then changes the group.
-No SimPy process or timeout exists per step event; per event the work is a few arithmetic
-operations and one heap operation.
+This module is the simulator's data plane. It processes a group's step events *in time order*,
+merging two sources: a heap of "next thing this partition does" times (steps finishing, retries,
+resumed partitions) and the topic's arrivals in time order (which wake idle partitions). It is
+driven by the SimPy control plane (``simulator.engine.run``): every control event (a sample, an
+auto-commit tick, a crash, a rebalance) first calls :meth:`ConsumerGroup.advance` up to its time
+and then changes the group. No SimPy process or timeout exists per step event; per event the work
+is a few arithmetic operations and at most one heap operation (none for a step that starts on an
+idle partition and finishes before its next record arrives).
+
+Approximations, and why they keep the figures exact where it matters: shared capacity (provider
+RPM/TPM and concurrency, runner slots, state-store write rate) is decided when a step asks for it,
+in global time order, so first come first served holds exactly; poll batches and commits are
+tracked per partition (see "Poll batches" below for how an instance's ``max_poll_records`` is
+shared); a rebalance's join and sync take a fixed :data:`REBALANCE_SYNC_S`.
 
 Model (Kafka consumer semantics, simplified where the docstrings say so):
 
