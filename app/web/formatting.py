@@ -34,11 +34,11 @@ def usd(value: float | None) -> str:
 
 
 def usd_short(value: float | None) -> str:
-    """Dollars in thousands above $10k: 72938.43 -> "$72.9k", 907.2 -> "$907"."""
+    """Dollars in thousands above $10k: 72938.43 -> "$72.9k", 85000 -> "$85k", 907.2 -> "$907"."""
     if value is None:
         return "–"
     if abs(value) >= 10_000:
-        return f"${value / 1000:,.1f}k"
+        return f"${value / 1000:,.1f}".removesuffix(".0") + "k"
     return f"${value:,.0f}"
 
 
@@ -62,6 +62,18 @@ def component_name(component: str) -> str:
     return component.replace("_", " ")
 
 
+def level(utilisation: float | None) -> str:
+    """A utilisation band for colour and words: "ok" below 70 %, "high" below 90 %, else
+    "saturated" (queues grow without bound at 100 %)."""
+    if utilisation is None:
+        return "unknown"
+    if utilisation < 0.7:
+        return "ok"
+    if utilisation < 0.9:
+        return "high"
+    return "saturated"
+
+
 def register(env: Environment) -> None:
     """Add these functions to ``env`` as filters of the same names."""
     env.filters.update(
@@ -75,14 +87,3 @@ def register(env: Environment) -> None:
         level=level,
     )
 
-
-def level(utilisation: float | None) -> str:
-    """A utilisation band for colour and words: "ok" below 70 %, "high" below 90 %, else
-    "saturated" (queues grow without bound at 100 %)."""
-    if utilisation is None:
-        return "unknown"
-    if utilisation < 0.7:
-        return "ok"
-    if utilisation < 0.9:
-        return "high"
-    return "saturated"

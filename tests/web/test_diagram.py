@@ -1,0 +1,126 @@
+"""The architecture diagram: drawn from the design, annotated with measured or estimated use."""
+
+from __future__ import annotations
+
+from app.web.diagram import MAX_PARTITION_CELLS, architecture
+from simulator.analytic import estimate
+from simulator.design import Design
+from simulator.result import GroupMetrics, Metrics, Timeseries
+from simulator.scenario import Scenario
+from tests.web.html import soup
+
+
+def boxes(design: Design, **kwargs):
+    return {b.id: b for b in architecture(design, **kwargs).boxes}
+
+
+def reference_like() -> Design:
+    design = Design()
+    design.event_log.partitions = 32
+    design.consumers.agent.instances = 4
+    design.state_store.replicas = 2
+    design.tools.runners = 6
+    return design
+
+
+def test_each_partition_instance_runner_and_store_node_is_a_cell():
+    drawn = boxes(reference_like())
+    assert [c.kind for c in drawn["event-log"].cells] == ["partition"] * 32
+    assert len(drawn["group-agent"].cells) == 4
+    assert [c.label for c in drawn["state-store"].cells] == ["primary", "replica 1", "replica 2"]
+    assert len(drawn["tool-fleet"].cells) == 6
+    assert drawn["event-log"].lines[0] == "32 partitions · key tenant_id"
+
+
+def test_a_large_log_draws_sixty_partitions_and_says_how_many_more():
+    design = Design()
+    design.event_log.partitions = 200
+    log = boxes(design)["event-log"]
+    assert len(log.cells) == MAX_PARTITION_CELLS
+    assert log.more == "+ 140 more"
+
+
+def group(utilisation: float) -> GroupMetrics:
+    return GroupMetrics(
+        arrivals=1,
+        processed=1,
+        capacity_eps=1.0,
+        utilisation=utilisation,
+        lag_total_max=0,
+        busy_partitions_max=1,
+        instances_alive_min=1,
+    )
+
+
+def metrics(**groups: float) -> Metrics:
+    return Metrics(
+        arrivals=1,
+        processed=1,
+        throughput_eps=1,
+        capacity_eps=1,
+        utilisation=1,
+        lag_total_max=0,
+        backlog_peak=0,
+        drain_seconds=0,
+        latency_p50_s=0,
+        latency_p95_s=0,
+        latency_p99_s=0,
+        by_group={name: group(u) for name, u in groups.items()},
+    )
+
+
+def test_a_simulation_annotates_the_groups_with_measured_utilisation():
+    diagram = architecture(reference_like(), metrics=metrics(agent=0.93, tool=0.5, state=0.02))
+    assert diagram.source == "simulation"
+    drawn = {b.id: b for b in diagram.boxes}
+    agent = drawn["group-agent"].meter
+    assert agent is not None
+    assert (agent.label, agent.level, agent.fill_width) == (
+        "93 % busy (saturated)",
+        "saturated",
+        agent.width * 0.93,
+    )
+    assert "Utilisation (last simulation): agent 93 %, tool 50 %, state 2 %." in diagram.description
+
+
+def test_without_a_run_the_estimate_annotates_and_says_so():
+    scenario = Scenario(name="peak")
+    design = reference_like()
+    diagram = architecture(design, estimate=estimate(design, scenario), scenario="peak")
+    assert diagram.source == "estimate"
+    agent = {b.id: b for b in diagram.boxes}["group-agent"].meter
+    assert (
+        agent is not None
+        and agent.value == estimate(design, scenario).by_group["agent"].utilisation
+    )
+
+
+def test_partitions_far_above_the_median_lag_are_marked_hot():
+    series = Timeseries(
+        interval_seconds=1,
+        t_s=[0],
+        lag_total=[0],
+        lag_worst_partition=[0],
+        arrivals_eps=[0],
+        throughput_eps=[0],
+        in_flight=[0],
+        errors=[0],
+        partition_lag_max=[5, 6, 4, 90, 5, 7],
+    )
+    design = Design()
+    design.event_log.partitions = 6
+    log = boxes(design, timeseries=series)["event-log"]
+    assert [c.hot for c in log.cells] == [False, False, False, True, False, False]
+    assert "1 hot partition (marked)" in log.lines
+    assert log.cells[3].label == "partition 3: largest lag 90 events"
+
+
+def test_the_step_page_draws_the_diagram_as_labelled_svg(course_client):
+    svg = soup(course_client.get("/steps/commit-order")).select_one("#architecture svg")
+    assert svg["role"] == "img"
+    assert svg.select_one("title").get_text() == "Your architecture"
+    assert (
+        svg.select_one("desc").get_text().startswith("Run API into an event log of 12 partitions")
+    )
+    labels = [t.get_text() for t in svg.select("text.meter-label")]
+    assert all("%" in label for label in labels if "busy" in label)

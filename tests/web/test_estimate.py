@@ -1,0 +1,115 @@
+"""The live estimate panel: closed-form figures for the form as typed, nothing saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.grading.grader import load_material
+from app.models import DesignRecord
+from app.web.formatting import duration, eps, percent, usd_short
+from simulator.analytic import estimate
+from simulator.cost import monthly_cost
+from simulator.design import Design
+from tests.web.html import soup
+from tests.web.learner import HX, rows, step_form, words
+from tests.web.learner_course import write_learner_course
+
+
+@pytest.fixture
+def learner_dir(tmp_path: Path) -> Path:
+    return write_learner_course(tmp_path / "course")
+
+
+@pytest.fixture
+def learner(make_client, learner_dir):
+    return make_client(steps_dir=learner_dir)
+
+
+def figures(response) -> dict[str, str]:
+    panel = soup(response).select_one("#estimate")
+    return {words(d.select_one("dt")): words(d.select_one("dd")) for d in panel.select("dl > div")}
+
+
+def test_the_panel_shows_the_closed_form_figures_of_the_typed_values(
+    learner, learner_dir, make_settings
+):
+    form = step_form(learner, "event-log", event_log__partitions="48")
+    response = learner.post("/steps/event-log/estimate", data=form, headers=HX)
+    assert response.status_code == 200
+    (root,) = soup(response).find_all(recursive=False)
+    assert root["id"] == "estimate"
+    material = load_material(learner_dir)
+    design = Design().model_copy(deep=True)
+    design.event_log.partitions = 48
+    scenario = material.loaded.scenarios["crash"]
+    expected = estimate(design, scenario)
+    cost = monthly_cost(design, scenario, material.pricing, budget_usd=85000)
+    shown = figures(response)
+    assert shown["Capacity"].startswith(eps(expected.capacity_eps))
+    assert shown["Utilisation"].startswith(percent(expected.utilisation))
+    assert shown["Events in flight"].startswith(f"{expected.in_flight:.1f}")
+    drain = duration(expected.drain_seconds) if expected.drain_seconds is not None else "never"
+    assert shown["Drain time"].startswith(drain)
+    assert shown["Monthly cost"].startswith(f"{usd_short(cost.monthly_usd)} of $85k budget")
+    assert rows(make_settings(), DesignRecord) == [], "an estimate saves nothing"
+
+
+def test_more_partitions_raise_the_estimated_capacity(learner):
+    low = figures(
+        learner.post(
+            "/steps/event-log/estimate",
+            data=step_form(learner, "event-log", event_log__partitions="2"),
+            headers=HX,
+        )
+    )
+    high = figures(
+        learner.post(
+            "/steps/event-log/estimate",
+            data=step_form(learner, "event-log", event_log__partitions="64"),
+            headers=HX,
+        )
+    )
+    assert float(low["Capacity"].split("/s")[0]) < float(high["Capacity"].split("/s")[0])
+
+
+def test_a_value_that_does_not_validate_is_named_in_the_panel(learner):
+    form = step_form(learner, "event-log", event_log__partitions="-3")
+    response = learner.post("/steps/event-log/estimate", data=form, headers=HX)
+    notice = words(soup(response).select_one("#estimate .notice"))
+    assert "Partitions: Input should be greater than or equal to 1" in notice
+    assert "figures are those of your saved design" in notice
+    assert figures(response)["Capacity"] != ""
+
+
+def test_the_step_page_renders_the_estimate_without_javascript(learner):
+    page = soup(learner.get("/steps/event-log"))
+    assert page.select_one("#estimate h2").get_text() == "Live estimate"
+    assert set(figures_of(page)) == {
+        "Capacity",
+        "Utilisation",
+        "Events in flight",
+        "Drain time",
+        "Monthly cost",
+    }
+    form = page.select_one("#decision-form")
+    assert form["hx-trigger"] == "input changed delay:300ms, change delay:300ms"
+    assert form["hx-post"].endswith("/steps/event-log/estimate")
+
+
+def figures_of(page) -> list[str]:
+    return [words(dt) for dt in page.select("#estimate dl dt")]
+
+
+def test_a_step_without_a_scenario_says_it_puts_no_load(make_client, tmp_path):
+    from tests.factories import write, write_course
+
+    root = write_course(tmp_path / "plain")
+    step = (root / "01-commit-order" / "step.yaml").read_text().replace("scenario: peak\n", "")
+    step = step.replace("expr: metrics.lost == 0", "expr: design.delivery.commit != 'auto'")
+    step = step.replace('explain: "{{ metrics.lost }} events lost"', 'explain: "commit"')
+    write(root / "01-commit-order" / "step.yaml", step)
+    page = soup(make_client(steps_dir=root).get("/steps/commit-order"))
+    assert "puts no load" in words(page.select_one("#estimate"))
+    assert page.select_one("#decision-form button.primary").get_text(strip=True) == "Run the checks"

@@ -1,0 +1,36 @@
+"""Numbers as the learner reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.web.formatting import count, duration, eps, level, percent, usd, usd_short
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0 s"), (45.4, "45 s"), (300, "5 min"), (370, "6 min 10 s"), (7200, "2 h"),
+     (5430, "1 h 30 min"), (None, "never")],
+)  # fmt: skip
+def test_durations_read_in_the_largest_sensible_unit(seconds, text):
+    assert duration(seconds) == text
+
+
+def test_money_rates_and_shares():
+    assert usd(72938.43) == "$72,938"
+    assert usd_short(72938.43) == "$72.9k"
+    assert usd_short(85000) == "$85k"
+    assert usd_short(907.2) == "$907"
+    assert eps(16) == "16.0/s"
+    assert percent(0.625) == "62 %"
+    assert count(1234.4) == "1,234"
+    assert count(None) == "–"
+
+
+@pytest.mark.parametrize(
+    ("utilisation", "band"),
+    [(0.0, "ok"), (0.69, "ok"), (0.7, "high"), (0.89, "high"), (0.9, "saturated"),
+     (6.2, "saturated"), (None, "unknown")],
+)  # fmt: skip
+def test_utilisation_bands_are_ok_high_and_saturated(utilisation, band):
+    assert level(utilisation) == band
