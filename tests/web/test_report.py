@@ -1,0 +1,116 @@
+"""The report card: the saved design graded like the CLI grades the downloaded file; the design
+file out (download) and back in (upload); starting over."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import main
+from app.models import DesignRecord, StepProgress, StepStatus
+from tests.web.html import csrf_of, soup
+from tests.web.learner import HX, rows, step_form, words
+from tests.web.learner_course import write_learner_course
+
+
+@pytest.fixture
+def learner_dir(tmp_path: Path) -> Path:
+    return write_learner_course(tmp_path / "course")
+
+
+@pytest.fixture
+def learner(make_client, learner_dir):
+    client = make_client(steps_dir=learner_dir)
+    form = step_form(client, "event-log", event_log__partitions="30", delivery__dedupe="in_memory")
+    assert client.post("/steps/event-log/run", data=form, headers=HX).status_code == 200
+    return client
+
+
+def test_the_downloaded_design_grades_the_same_on_the_command_line(learner, learner_dir, tmp_path):
+    page = soup(learner.get("/report"))
+    total = page.select_one("tfoot td.num").get_text(strip=True)
+    per_step = {
+        tr["data-step"]: tr.select_one("td.num").get_text(strip=True)
+        for tr in page.select("table.report-steps tbody tr")
+    }
+    download = learner.get("/design.yaml")
+    assert download.headers["content-disposition"] == 'attachment; filename="design.yaml"'
+    path = tmp_path / "design.yaml"
+    path.write_text(download.text)
+    result = CliRunner().invoke(
+        main, ["grade", str(path), "--format", "json", "--steps-dir", str(learner_dir)]
+    )
+    graded = json.loads(result.stdout)
+    assert total == f"{graded['points']}/{graded['max_points']}"
+    assert per_step == {s["id"]: f"{s['points']}/{s['max_points']}" for s in graded["steps"]}
+    assert per_step["event-log"] == "3/5"
+    assert result.exit_code == 1, "a failing check makes the CLI exit 1"
+
+
+def test_the_report_shows_each_fault_scenario_and_the_cost_against_the_budget(learner):
+    page = soup(learner.get("/report"))
+    (row,) = page.select("table.report-faults tbody tr")
+    assert row["data-scenario"] == "crash"
+    cells = [words(td) for td in row.select("td")]
+    assert cells[0] == "worker crash"
+    assert len(cells) == 5
+    assert "of $85,000" in words(page.select_one("section[aria-labelledby=cost-heading] p"))
+    assert page.select_one("#chart-cost-data") is not None
+    assert page.select_one("pre.command").get_text() == "designlab grade design.yaml"
+
+
+def test_an_invalid_upload_names_file_line_and_field_and_changes_nothing(learner, make_settings):
+    token = csrf_of(soup(learner.get("/report")))
+    bad = b"version: 1\nevent_log:\n  partitions: 0\n"
+    response = learner.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("mine.yaml", bad, "application/yaml")},
+    )
+    assert response.status_code == 422
+    problem = words(soup(response).select_one(".upload .problems li"))
+    assert (
+        problem == "mine.yaml:3 event_log.partitions : Input should be greater than or equal to 1"
+    )
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 30" in record.yaml_text
+
+
+def test_an_upload_replaces_the_design_and_marks_run_steps_to_rerun(learner, make_settings):
+    token = csrf_of(soup(learner.get("/report")))
+    good = learner.get("/design.yaml").text.replace("partitions: 30", "partitions: 48")
+    response = learner.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("design.yaml", good.encode(), "application/yaml")},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303 and response.headers["location"].endswith("/report")
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 48" in record.yaml_text
+    status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
+    assert status["event-log"] is StepStatus.needs_rerun
+    step = soup(learner.get("/steps/event-log"))
+    assert step.select_one("input[name='event_log.partitions']")["value"] == "48"
+
+
+def test_an_upload_without_the_csrf_token_is_refused(learner, make_settings):
+    response = learner.post(
+        "/design", files={"design": ("design.yaml", b"version: 1\n", "application/yaml")}
+    )
+    assert response.status_code == 403
+    assert "session expired" in words(soup(response).select_one(".upload .error-box"))
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 30" in record.yaml_text
+
+
+def test_start_over_keeps_the_design_and_clears_progress(learner, make_settings):
+    token = csrf_of(soup(learner.get("/report")))
+    response = learner.post("/progress/restart", data={"csrf_token": token}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"].endswith("/steps/commit-order")
+    assert rows(make_settings(), StepProgress) == []
+    assert len(rows(make_settings(), DesignRecord)) == 1

@@ -1,0 +1,74 @@
+"""Signing up keeps the guest's progress; signing in elsewhere resumes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.models import DesignRecord, User
+from tests.web.html import csrf_of, soup
+from tests.web.learner import rows, step_form, words
+
+
+def sign_up(client, email: str, password: str = "a long password", **extra):
+    token = csrf_of(soup(client.get("/signup")))
+    data = {"csrf_token": token, "email": email, "password": password, **extra}
+    return client.post("/signup", data=data, follow_redirects=False)
+
+
+def test_a_guest_who_signs_up_keeps_the_saved_design(course_client, make_settings):
+    form = step_form(course_client, "commit-order", event_log__partitions="48")
+    assert course_client.post("/steps/commit-order", data=form).status_code == 200
+    (guest,) = rows(make_settings(), User)
+    assert guest.email is None
+    response = sign_up(course_client, "Ana@Example.com")
+    assert response.status_code == 303
+    (user,) = rows(make_settings(), User)
+    assert (user.id, user.email) == (guest.id, "ana@example.com")
+    assert user.password_hash.startswith("$argon2id$")
+    (record,) = rows(make_settings(), DesignRecord)
+    assert record.user_id == user.id
+    header = words(soup(course_client.get("/")).select_one("nav.account"))
+    assert header.startswith("ana@example.com")
+
+
+def test_signing_in_on_another_device_resumes_where_the_learner_was(
+    make_client, course_dir, make_settings
+):
+    laptop = make_client(steps_dir=course_dir)
+    form = step_form(laptop, "commit-order", event_log__partitions="48")
+    laptop.post("/steps/commit-order", data=form)
+    sign_up(laptop, "bo@example.com")
+    phone = make_client(steps_dir=course_dir)
+    token = csrf_of(soup(phone.get("/login")))
+    phone.post("/login", data={"csrf_token": token, "email": "bo@example.com",
+                               "password": "a long password"})  # fmt: skip
+    overview = soup(phone.get("/"))
+    assert overview.select_one("a.button.primary").get_text(strip=True) == "Continue at step 1"
+    step = soup(phone.get("/steps/commit-order"))
+    assert step.select_one("input[name='event_log.partitions']")["value"] == "48"
+
+
+@pytest.mark.parametrize(
+    ("email", "password", "field", "message"),
+    [
+        ("not-an-email", "a long password", "email", "Enter an email address"),
+        ("cy@example.com", "short", "password", "Use at least 10 characters."),
+    ],
+)
+def test_a_mistake_is_named_at_its_field_and_the_email_kept(
+    course_client, email, password, field, message
+):
+    response = sign_up(course_client, email, password)
+    assert response.status_code == 422
+    page = soup(response)
+    assert page.select_one(f"#{field}-error").get_text().startswith(message)
+    assert page.select_one("input#email")["value"] == email
+    assert page.select_one(f"input#{field}")["aria-invalid"] == "true"
+
+
+def test_an_email_with_an_account_is_refused(course_client):
+    assert sign_up(course_client, "dee@example.com").status_code == 303
+    course_client.cookies.clear()
+    response = sign_up(course_client, "DEE@example.com")
+    assert response.status_code == 422
+    assert "exists" in soup(response).select_one("#email-error").get_text()
