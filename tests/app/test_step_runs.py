@@ -1,0 +1,71 @@
+"""Grading for the browser: which scenarios a step needs, cached runs, failures as errors."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app.db import make_engine, make_sessionmaker, upgrade
+from app.grading.grader import grade, load_material
+from app.step_runs import cached_runs, ensure_runs, grade_with_runs, scenario_names
+from simulator.design import Design
+from tests.factories import write
+from tests.web.learner_course import write_learner_course
+
+
+@pytest.fixture
+def material(tmp_path: Path):
+    root = write_learner_course(tmp_path / "course")
+    step = (root / "02-event-log" / "step.yaml").read_text()
+    write(root / "02-event-log" / "step.yaml", step.replace(
+        "    concept: dedupe\n", "    concept: dedupe\n    scenario: peak\n"
+    ))  # fmt: skip
+    return load_material(root)
+
+
+def test_a_step_needs_its_scenario_and_its_checks_in_order_without_repeats(material):
+    steps = material.loaded.steps
+    assert scenario_names(material, steps[1:2]) == ["crash", "peak"]
+    assert scenario_names(material, steps) == ["peak", "crash"]
+    assert scenario_names(material, steps[2:]) == []
+
+
+def test_runs_are_simulated_once_and_graded_as_the_cli_grades(material, database_url):
+    upgrade(database_url)
+    factory = make_sessionmaker(make_engine(database_url))
+    design = Design()
+    steps = material.loaded.steps
+    with factory() as session:
+        assert cached_runs(session, design, material, steps) is None
+        runs = asyncio.run(ensure_runs(session, design, material, steps))
+        session.commit()
+        assert (sorted(runs.results), runs.simulated, runs.failures) == (["crash", "peak"], 2, {})
+    with factory() as session:
+        again = cached_runs(session, design, material, steps)
+        assert again is not None and again.results == runs.results
+    ours = grade_with_runs(design, material, steps, runs)
+    assert ours.model_dump() == grade(design, material).model_dump()
+
+
+def test_a_simulation_that_raises_makes_its_checks_errors_and_is_not_cached(
+    material, database_url, monkeypatch
+):
+    upgrade(database_url)
+    factory = make_sessionmaker(make_engine(database_url))
+
+    async def broken(design, scenario, seed):
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr("app.step_runs.simulate_off_loop", broken)
+    step = material.loaded.steps[1:2]
+    with factory() as session:
+        runs = asyncio.run(ensure_runs(session, Design(), material, step))
+        session.commit()
+        assert set(runs.failures) == {"crash", "peak"} and runs.results == {}
+        assert cached_runs(session, Design(), material, step) is None
+    graded = grade_with_runs(Design(), material, step, runs)
+    (result,) = graded.steps
+    assert result.status == "error"
+    assert "worker died" in result.message
