@@ -128,12 +128,30 @@ class Topic:
     def log_end_per_partition(self, t: float) -> np.ndarray:
         """Log-end offset of every partition at time ``t``, shape ``(P,)`` int64.
 
-        One vectorised search over ``arrival_s + partition x stride`` (a key that increases along
+        A column of the grid when ``t`` is one of :meth:`precompute_log_ends`'s times; otherwise
+        one vectorised search over ``arrival_s + partition x stride`` (a key that increases along
         the flat arrays because every arrival is below ``stride``).
         """
+        column = self._grid_index.get(t)
+        if column is not None:
+            return self._grid[:, column]
         probes = self._bases + min(t, self._stride - 0.5)
         ends = np.searchsorted(self._stacked, probes, side="right")
         return ends - self.start[:-1]
+
+    def precompute_log_ends(self, times: np.ndarray) -> None:
+        """Compute every partition's log-end offset at each of ``times`` (sorted seconds, shape
+        ``(k,)``) at once: a ``(P, k)`` grid built from one count of arrivals per (partition,
+        interval) and a cumulative sum."""
+        k = int(times.size)
+        counts = np.diff(self.start)
+        owner = np.repeat(np.arange(self.partitions, dtype=np.int64), counts)
+        # Interval of each arrival: the first sample time at or after it.
+        slot = np.searchsorted(times, self.arrival_s, side="left")
+        keep = slot < k
+        cells = np.bincount(owner[keep] * k + slot[keep], minlength=self.partitions * k)
+        self._grid = np.cumsum(cells.reshape(self.partitions, k), axis=1)
+        self._grid_index = {float(x): i for i, x in enumerate(times.tolist())}
 
     def __post_init__(self) -> None:
         span = float(self.arrival_s.max()) + 1.0 if self.arrival_s.size else 1.0
@@ -142,6 +160,8 @@ class Topic:
         owner = np.repeat(np.arange(self.partitions, dtype=np.float64), counts)
         self._stacked = self.arrival_s + owner * self._stride
         self._bases = np.arange(self.partitions, dtype=np.float64) * self._stride
+        self._grid = np.zeros((self.partitions, 0), dtype=np.int64)
+        self._grid_index: dict[float, int] = {}
 
 
 def build_topic(design: Design, load: GroupLoad) -> Topic:

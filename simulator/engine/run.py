@@ -130,6 +130,9 @@ class Simulation:
             for name in GROUPS
         }
         self.fine_backlog = {name: np.zeros(n_fine, dtype=np.int64) for name in GROUPS}
+        chart_t = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
+        for topic in self.topics.values():
+            topic.precompute_log_ends(chart_t)
         self.chart_lag = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
         self.chart_busy = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
         self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
