@@ -10,7 +10,9 @@ available; assignment, lambda, imports and methods are not.
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from simpleeval import EvalWithCompoundTypes
@@ -42,9 +44,24 @@ _SUPPORTED_NODES: tuple[type, ...] = tuple(
 ) + (ast.comprehension,)
 
 
+_parse_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4096)
+def parse(expr: str) -> ast.Expression:
+    """The expression's syntax tree, parsed once per process (raises SyntaxError).
+
+    Parsing is serialised: CPython 3.11's ``ast.parse`` called from two threads at once can fail
+    with ``SystemError: AST constructor recursion depth mismatch`` (pages render in a thread
+    pool). The tree is only read afterwards, so threads share it safely.
+    """
+    with _parse_lock:
+        return ast.parse(expr.strip(), mode="eval")
+
+
 def names_used(expr: str) -> set[str]:
     """Root names an expression reads (raises SyntaxError when it does not parse)."""
-    tree = ast.parse(expr.strip(), mode="eval")
+    tree = parse(expr)
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
@@ -65,7 +82,7 @@ def evaluate(expr: str, names: Mapping[str, Any]) -> Any:
             "(a check that reads metrics or cost needs a scenario)"
         )
     try:
-        return _evaluator(names).eval(expr.strip())
+        return _evaluator(names).eval(expr.strip(), previously_parsed=parse(expr).body)
     except Exception as exc:
         raise ExpressionError(f"{type(exc).__name__}: {exc}") from exc
 
@@ -96,7 +113,7 @@ def expression_problems(expr: str) -> list[str]:
     """Everything wrong with an expression before it runs: syntax, unsupported syntax, unknown
     names, functions and fields. Returns messages; an empty list means it is well formed."""
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = parse(expr)
     except SyntaxError as exc:
         return [f"expression does not parse: {exc.msg}"]
     problems: list[str] = []
