@@ -10,6 +10,7 @@ Output is plain text; the web layer escapes it.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -56,6 +57,11 @@ def _environment() -> _ExplanationEnvironment:
 _ENV = _environment()
 
 
+_compile_lock = threading.Lock()
+"""Jinja compiles a template with Python's ``compile``, which shares ``ast.parse``'s trouble in
+CPython 3.11 when two threads parse at once (see app.grading.expressions.parse): serialise it."""
+
+
 @lru_cache(maxsize=1024)
 def parsed(template: str) -> nodes.Template:
     """The template's syntax tree (cached per text); raises TemplateSyntaxError."""
@@ -64,7 +70,8 @@ def parsed(template: str) -> nodes.Template:
 
 @lru_cache(maxsize=1024)
 def _compiled(template: str) -> Template:
-    return _ENV.from_string(parsed(template))
+    with _compile_lock:
+        return _ENV.from_string(parsed(template))
 
 
 _SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")

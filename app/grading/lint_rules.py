@@ -9,21 +9,20 @@ name, function or field, unsupported syntax, an unknown filter.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
 from jinja2 import TemplateSyntaxError
 
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.grading.explanations import explanation_problems, parsed
-from app.grading.expressions import expression_problems
+from app.grading.expressions import expression_problems, parse
 from simulator.errors import InputFileError
 from simulator.pricing import load_pricing
 
 
 def _parses(expr: str) -> bool:
     try:
-        ast.parse(expr.strip(), mode="eval")
+        parse(expr)
     except SyntaxError:
         return False
     return True
