@@ -161,7 +161,7 @@ class Topic:
         self._stacked = self.arrival_s + owner * self._stride
         self._bases = np.arange(self.partitions, dtype=np.float64) * self._stride
         self._grid = np.zeros((self.partitions, 0), dtype=np.int64)
-        self._grid_index: dict[float, int] = {}
+        self._grid_index = {}
 
 
 def build_topic(design: Design, load: GroupLoad) -> Topic:

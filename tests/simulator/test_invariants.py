@@ -50,7 +50,7 @@ def random_case(r: random.Random, commit: str, dedupe: str) -> tuple[Design, Sce
     steps = [r.uniform(0.05, 1.5) for _ in range(n)]
     faults: list[dict[str, Any]] = []
     for _ in range(r.randint(1, 2)):
-        who: int | str = r.choice(["all", r.randint(1, instances)])
+        who: int | str = "all" if r.random() < 0.5 else r.randint(1, instances)
         faults.append(
             {
                 "kind": "worker_crash",
