@@ -147,6 +147,40 @@ class Stage(Protocol):
         ...
 
 
+PARK = -2
+"""``Partition.fail_attempts`` value: park the event at once (dead-lettered, e.g. quarantined)."""
+DROP = -3
+"""``Partition.fail_attempts`` value: skip the event at once, uncounted (its fault counts it)."""
+
+
+class FaultHooks(Protocol):
+    """Hooks of the faults layer on a group (``simulator.faults.hooks.GroupHooks``).
+
+    Called on rare paths only: a rejected step, a repeated agent step, a batch over
+    ``max_poll_interval_ms``, an event given up.
+    """
+
+    def retry_wait(self, group: ConsumerGroup, part: Partition, t: float, code: float) -> float:
+        """Seconds to wait before retrying a rejected step, or -1 for the group's own rule."""
+        ...
+
+    def on_repeat(
+        self, group: ConsumerGroup, part: Partition, pos: int, t: float, completed: bool
+    ) -> int:
+        """A repeated agent step: 0 call the model, 2 answered without a call, -1 default."""
+        ...
+
+    def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
+        """A batch over the poll interval ended at ``t``: True when its commit must fail."""
+        ...
+
+    def on_give_up(
+        self, group: ConsumerGroup, part: Partition, pos: int, t: float, dead_lettered: bool
+    ) -> None:
+        """Offset ``pos`` was given up at ``t`` (dead-lettered or parked, else dropped)."""
+        ...
+
+
 class Partition:
     """One partition of the topic and its consumer-side state.
 
@@ -351,6 +385,7 @@ class ConsumerGroup:
         self.rebalances = 0
         self.slow_batches = 0
         self.on_rebalance: Callable[[str, float], None] | None = None
+        self.faults: FaultHooks | None = None
 
     # ------------------------------------------------------------------ heap helpers
 
@@ -442,7 +477,11 @@ class ConsumerGroup:
         moving = (
             list(range(self.partitions))
             if self.eager
-            else [p for p in range(self.partitions) if target[p] != self.assignment[p]]
+            else [
+                p
+                for p in range(self.partitions)
+                if target[p] != self.assignment[p] or self.parts[p].state == PARKED
+            ]
         )
         self.pending_target = target
         for p in moving:
@@ -712,12 +751,20 @@ class ConsumerGroup:
             if not self.tool_keyed:
                 self.duplicate_effects += 1
             if self.is_agent:
+                if self.faults is not None:
+                    how = self.faults.on_repeat(self, part, pos, t, True)
+                    if how >= 0:
+                        return how
                 if self.cache_ttl_s >= 0 and not (t - done_at > self.cache_ttl_s):
                     self.cache_hits += 1
                     return 2
                 self.model_calls_repeated += 1
             return 0
         if self.is_agent:
+            if self.faults is not None:
+                how = self.faults.on_repeat(self, part, pos, t, False)
+                if how >= 0:
+                    return how
             self.model_calls_repeated += 1
         return 0
 
@@ -734,6 +781,12 @@ class ConsumerGroup:
             self.unavailable_errors += 1
         self._error_at(t)
         part.attempt += 1
+        if self.faults is not None:
+            wait = self.faults.retry_wait(self, part, t, code)
+            if wait >= 0.0:
+                part.state = RETRY
+                self._replace_top(part, t + wait)
+                return
         limit = self.retry_policy.max_attempts
         if limit is not None and part.attempt >= limit:
             self.step_failed(part, t)
@@ -760,30 +813,43 @@ class ConsumerGroup:
         policy = self.failure_policy
         if policy.max_attempts is not None and part.failures >= policy.max_attempts:
             part.failures = 0
-            if self.dlq:
-                self.dead_lettered += 1
-            elif part.pos >= part.hw:
-                self.lost += 1
-            if part.pos >= part.hw:
-                part.hw = part.pos + 1
-            if part.pos >= part.started_max:
-                part.started_max = part.pos + 1
-                self.never_started_gone += 1
-            part.pos += 1
-            part.state = ACTIVE
-            self._replace_top(part, t)
+            self.give_up(part, t, dead_letter=self.dlq)
             return
         wait = backoff_seconds(policy, part.failures, self.rng)
         part.state = RETRY
         self._replace_top(part, t + wait)
 
-    def poll_interval_exceeded(self, part: Partition, t: float) -> None:
+    def give_up(self, part: Partition, t: float, dead_letter: bool, count: bool = True) -> None:
+        """Move ``part`` past its event at ``part.pos`` at ``t``: dead-lettered (``dead_letter``)
+        or dropped and counted lost (unless ``count`` is False: the caller counted it).
+
+        The caller's heap entry for ``part`` must be at the top of the heap."""
+        pos = part.pos
+        if dead_letter:
+            self.dead_lettered += 1
+        elif count and pos >= part.hw:
+            self.lost += 1
+        if pos >= part.hw:
+            part.hw = pos + 1
+        if pos >= part.started_max:
+            part.started_max = pos + 1
+            self.never_started_gone += 1
+        part.pos = pos + 1
+        part.attempt = 0
+        part.failures = 0
+        part.state = ACTIVE
+        self._replace_top(part, t)
+        if self.faults is not None:
+            self.faults.on_give_up(self, part, pos, t, dead_letter)
+
+    def poll_interval_exceeded(self, part: Partition, t: float) -> bool:
         """A batch of ``part`` took longer than ``max_poll_interval_ms`` (it ends at ``t``).
 
         Counted in ``slow_batches``; the faults layer makes the member leave the group and the
-        batch redeliver (worked-numbers item 3).
+        batch redeliver (worked-numbers item 3). Returns True when the batch's commit fails.
         """
         self.slow_batches += 1
+        return self.faults is not None and self.faults.on_slow_batch(self, part, t)
 
     # ------------------------------------------------------------------ data plane
 
@@ -887,11 +953,10 @@ class ConsumerGroup:
                 elif state == ACTIVE:
                     # End of a batch: commit, maybe hand the partition over.
                     owner = part.owner
-                    if commit_after and pos > part.committed:
+                    kicked = t - part.batch_t > mpi and self.poll_interval_exceeded(part, t)
+                    if commit_after and pos > part.committed and not kicked:
                         csum += pos - part.committed
                         part.committed = pos
-                    if t - part.batch_t > mpi:
-                        self.poll_interval_exceeded(part, t)
                     if part.revoking:
                         heappop(heap)
                         self.busy = busy
@@ -974,6 +1039,10 @@ class ConsumerGroup:
                 fails = part.fail_attempts
                 if fails is not None and pos in fails:
                     left = fails[pos]
+                    if left in (PARK, DROP):
+                        part.state = ACTIVE
+                        self.give_up(part, t, dead_letter=left == PARK, count=False)
+                        continue
                     if left != 0:
                         if left > 0:
                             fails[pos] = left - 1
