@@ -139,6 +139,15 @@ class Simulation:
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.agent_partition_max = np.zeros(design.event_log.partitions, dtype=np.int64)
         self.fault_handlers: dict[str, FaultHandler] = {"worker_crash": _worker_crash}
+        # Hooks of the faults layer (simulator.faults): called when a group crashes (before the
+        # crash), before the result is assembled, and on the result; ``extensions`` keeps its state.
+        self.crash_hooks: list[Callable[[ConsumerGroup, float, list[int]], None]] = []
+        self.finish_hooks: list[Callable[[], None]] = []
+        self.result_hooks: list[Callable[[SimulationResult], SimulationResult]] = []
+        self.extensions: dict[str, Any] = {}
+        from simulator.faults import install
+
+        install(self)
 
     # ------------------------------------------------------------------ processes
 
@@ -211,7 +220,12 @@ class Simulation:
             env.process(handler(self, fault))
         env.run(until=sampler)
         self.advance(self.duration)
-        return self._result()
+        for finish in self.finish_hooks:
+            finish()
+        result = self._result()
+        for hook in self.result_hooks:
+            result = hook(result)
+        return result
 
     # ------------------------------------------------------------------ result
 
@@ -411,6 +425,8 @@ def _worker_crash(sim: Simulation, fault: WorkerCrash) -> Generator[simpy.Event,
     end = start + fault.duration_seconds
     sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
     group.advance(start)
+    for hook in sim.crash_hooks:
+        hook(group, start, which)
     group.crash(start, which, mid_batch=fault.mid_batch)
     env.process(_detect(sim, group, start + group.session_timeout_s, end))
     yield env.timeout(fault.duration_seconds)

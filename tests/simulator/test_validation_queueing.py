@@ -43,7 +43,11 @@ def one_partition(rate: float, step: dict[str, object], duration: float) -> tupl
         {
             "event_log": {"partitions": 1, "partition_key": "event_id"},
             "delivery": {"commit": "after_processing"},
-            "consumers": {"agent": {"instances": 1, "concurrency_per_instance": 1}},
+            # One record per poll: a 120 s step stays inside max.poll.interval.ms (300 s); a
+            # batch of three queued records would outlast it and get the consumer kicked.
+            "consumers": {
+                "agent": {"instances": 1, "concurrency_per_instance": 1, "max_poll_records": 1}
+            },
             "model": {"primary": UNLIMITED_MODEL},
         }
     )

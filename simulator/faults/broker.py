@@ -1,0 +1,137 @@
+"""``broker_loss``: brokers of the event log are lost for ``duration_seconds``.
+
+Placement: ``event_log.brokers`` brokers ``0..B-1``; partition ``p`` of every topic has
+``replication_factor`` replicas on brokers ``(p + j) mod B`` for ``j = 0..RF-1``, the first being
+its leader (Kafka's round-robin placement without racks). The fault takes brokers ``0..n-1``.
+Per partition, with ``alive`` the replicas left:
+
+- no replica left: the partition is offline for the whole fault. Writes its replicas held only in
+  the page cache (``unflushed_ms``: Kafka leaves flushing to the OS) are gone. Producers block
+  (``acks`` 1 or all) or, with ``acks=0``, lose every event they send meanwhile.
+- ``acks=all``: a write is acknowledged once every in-sync replica has it, so a new leader has
+  everything: nothing is lost. With fewer than ``min_insync_replicas`` replicas left the
+  partition refuses writes (NotEnoughReplicas) and producers block until the brokers return.
+- ``acks=1`` or ``0`` and the leader lost: writes the leader acknowledged alone in the last
+  ``follower_lag_ms`` (before followers fetched them) are truncated away by the new leader.
+
+Counted: ``lost`` is every acknowledged event that vanished from the log (a consumer may already
+have read some of them; the ones it had not are skipped, never processed), plus events an
+``acks=0`` producer sent to an offline partition. ``producer_blocked_seconds`` is the time
+during which some partition refused writes. Events produced to a blocked partition wait in the
+producer and enter the log when the brokers return; their latency counts the wait, and the lag
+chart counts them as waiting from their original arrival. Leader elections are taken as instant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from simulator.design import Acks, Design
+from simulator.faults.poison import DROP
+from simulator.result import FaultWindow
+from simulator.scenario import BrokerLoss
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.run import Simulation
+
+
+@dataclass(frozen=True)
+class PartitionFate:
+    """What a broker loss does to one partition: seconds of acknowledged writes lost before the
+    loss (0 for none), whether producers block, whether writes during the loss are lost."""
+
+    lost_window_s: float
+    blocked: bool
+    drops_during: bool
+
+
+def partition_fate(design: Design, partition: int, fault: BrokerLoss) -> PartitionFate:
+    """The fate of ``partition`` under ``fault`` (rules in the module docstring)."""
+    log = design.event_log
+    brokers = log.brokers
+    lost_brokers = set(range(min(fault.brokers, brokers)))
+    replicas = [(partition + j) % brokers for j in range(log.replication_factor)]
+    alive = [b for b in replicas if b not in lost_brokers]
+    leader_lost = replicas[0] in lost_brokers
+    if not alive:
+        return PartitionFate(
+            fault.unflushed_ms / 1000.0,
+            blocked=log.acks is not Acks.none,
+            drops_during=log.acks is Acks.none,
+        )
+    if log.acks is Acks.all:
+        return PartitionFate(0.0, blocked=len(alive) < log.min_insync_replicas, drops_during=False)
+    if leader_lost:
+        return PartitionFate(fault.follower_lag_ms / 1000.0, blocked=False, drops_during=False)
+    return PartitionFate(0.0, blocked=False, drops_during=False)
+
+
+@dataclass
+class BrokerLossOutcome:
+    """One broker loss: acknowledged events lost, seconds producers were blocked."""
+
+    start_s: float
+    end_s: float
+    lost: int = 0
+    lost_after_read: int = 0
+    blocked_partitions: int = 0
+    delayed: int = 0
+    blocked_seconds: float = 0.0
+
+
+def broker_loss(sim: Simulation, fault: BrokerLoss) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``broker_loss`` (see the module docstring)."""
+    yield sim.env.timeout(fault.at_seconds)
+    start = float(fault.at_seconds)
+    end = start + fault.duration_seconds
+    outcome = BrokerLossOutcome(start, end)
+    sim.extensions.setdefault("broker_losses", []).append(outcome)
+    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+    fates = [partition_fate(sim.design, p, fault) for p in range(sim.design.event_log.partitions)]
+    for group in sim.groups.values():
+        group.advance(start)
+        group.settle(start)
+        for part, fate in zip(group.parts, fates, strict=True):
+            if part.n:
+                _apply(group, part, fate, start, end, outcome)
+    if outcome.blocked_partitions:
+        outcome.blocked_seconds = min(end, max(sim.duration, start)) - start
+
+
+def _apply(
+    group: ConsumerGroup,
+    part: Partition,
+    fate: PartitionFate,
+    start: float,
+    end: float,
+    outcome: BrokerLossOutcome,
+) -> None:
+    last = part.log_end(start)
+    first = part.log_end(start - fate.lost_window_s) if fate.lost_window_s > 0 else last
+    during_end = part.log_end(end - 1e-9) if (fate.blocked or fate.drops_during) else last
+    if part.fail_attempts is None:
+        part.fail_attempts = {}
+    busy = part.cur if part.cur >= 0 else -1
+    for offset in range(first, last):
+        outcome.lost += 1
+        if offset < part.hw or offset == busy:
+            outcome.lost_after_read += 1
+        else:
+            part.fail_attempts[offset] = DROP
+    if fate.drops_during:
+        for offset in range(last, during_end):
+            part.fail_attempts[offset] = DROP
+        outcome.lost += during_end - last
+    elif fate.blocked and during_end > last:
+        outcome.blocked_partitions += 1
+        arrival = part.arrival
+        for offset in range(last, during_end):
+            arrival[offset] = end
+        outcome.delayed += during_end - last
+    elif fate.blocked:
+        outcome.blocked_partitions += 1

@@ -1,0 +1,137 @@
+"""Checkpoint granularity: the model calls a crash makes a run redo, and the tokens paid again.
+
+When agent workers crash (``worker_crash`` on the agent group), every run whose agent steps the
+crashed members were working through resumes from its last checkpoint:
+
+- ``per_step``: progress is durable after every step; only the calls the crash abandoned are
+  redone (the engine counts those, and the response cache may answer them);
+- ``per_agent``: the run redoes the completed calls of its current agent. A run's model calls are
+  split evenly over its agents: a single agent (``single_agent``) or a planner, ``max_subagents``
+  researchers (:data:`DEFAULT_SUBAGENTS` when uncapped), a writer and a reviewer;
+- ``per_run``: the run redoes every call it completed.
+
+A redone call is a new call: the run re-plans from its checkpoint, so its prompts are not the ones
+already answered and the response cache cannot answer them, and ``reuse_recorded_results`` has no
+recorded result to reuse past the checkpoint. Each redone call counts in ``model_calls`` and
+``model_calls_repeated`` (so its tokens in ``tokens`` and ``tokens_repeated``), and its time is
+added to the run's next unfinished step on the partition, which holds that partition's worker slot
+for it (a run's calls go one after another).
+
+Scope and approximations: only scenarios that drive whole runs (``load.runs_per_second``) have
+runs to resume; the single-stage mode (step events straight into the agent group, as in the
+worked sizing example) has none, and its crashes redo only what the engine redelivers. A run is
+*in progress* on a crashed partition when it has completed steps and unfinished steps there
+(exact when the partition key is the run id; with other keys a run's steps spread over partitions
+and only those on crashed partitions count). Completed steps after the committed offset are
+redelivered by the engine and are not counted again here. The redone calls go to the provider as
+one call of their summed duration (its rate limits see one request).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simulator.design import CheckpointGranularity, Design, OrchestrationPattern
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.eventlog import Topic
+
+DEFAULT_SUBAGENTS = 5
+"""Researcher subagents assumed per run when the design sets no ``max_subagents``."""
+
+
+def agents_per_run(design: Design) -> int:
+    """Agents a run's model calls are split over: 1 for a single agent, else planner + researchers
+    (``max_subagents``, or :data:`DEFAULT_SUBAGENTS`) + writer + reviewer."""
+    orchestration = design.orchestration
+    if orchestration.pattern is OrchestrationPattern.single_agent:
+        return 1
+    return (orchestration.max_subagents or DEFAULT_SUBAGENTS) + 3
+
+
+def position_in_run(topic: Topic) -> tuple[np.ndarray, np.ndarray]:
+    """For every event of ``topic`` (partition order): its index among its run's events in arrival
+    order, and its run's number of events in the topic; both shape ``(n,)`` int64."""
+    n = topic.arrival_s.size
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    order = np.lexsort((topic.arrival_s, topic.run))
+    runs = topic.run[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = runs[1:] != runs[:-1]
+    starts = np.nonzero(first)[0]
+    sizes = np.diff(np.append(starts, n))
+    group_start = np.repeat(starts, sizes)
+    index = np.empty(n, dtype=np.int64)
+    index[order] = np.arange(n) - group_start
+    size = np.empty(n, dtype=np.int64)
+    size[order] = np.repeat(sizes, sizes)
+    return index, size
+
+
+class CheckpointRework:
+    """Crash hook of the agent group (see the module docstring).
+
+    Counters: ``calls_redone`` (model calls), ``seconds_redone`` (worker seconds), ``runs_resumed``.
+    """
+
+    def __init__(self, design: Design, topic: Topic):
+        self.granularity = design.checkpoint.granularity
+        self.agents = agents_per_run(design)
+        self.topic = topic
+        self.calls_redone = 0
+        self.seconds_redone = 0.0
+        self.runs_resumed = 0
+        self._index: np.ndarray | None = None
+        self._size: np.ndarray | None = None
+
+    def _positions(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._index is None or self._size is None:
+            self._index, self._size = position_in_run(self.topic)
+        return self._index, self._size
+
+    def on_crash(self, group: ConsumerGroup, t: float, members: Sequence[int]) -> None:
+        """Members ``members`` of ``group`` crash at ``t``: charge the rework of their runs."""
+        if group.name != "agent" or self.granularity is CheckpointGranularity.per_step:
+            return
+        group.settle(t)
+        crashed = set(members)
+        index, size = self._positions()
+        topic = self.topic
+        for part in group.parts:
+            if part.owner not in crashed or part.hw == 0 or part.hw >= part.n:
+                continue
+            lo = int(topic.start[part.pid])
+            runs = topic.run[lo : lo + part.n]
+            done, open_ = runs[: part.hw], runs[part.hw :]
+            resumed = np.intersect1d(done, open_)
+            if resumed.size == 0:
+                continue
+            kept = min(part.committed, part.hw)
+            first_open = {int(r): part.hw + int(np.argmax(open_ == r)) for r in resumed.tolist()}
+            calls = np.nonzero(np.isin(runs[:kept], resumed))[0]
+            if self.granularity is CheckpointGranularity.per_agent and calls.size:
+                rows = slice(lo, lo + part.n)
+                seg = (index[rows] * self.agents) // np.maximum(size[rows], 1)
+                current = np.array(
+                    [seg[first_open[int(r)]] for r in runs[calls].tolist()], dtype=np.int64
+                )
+                calls = calls[seg[calls] == current]
+            if calls.size == 0:
+                continue
+            steps = topic.step_s[lo + calls]
+            for r in np.unique(runs[calls]).tolist():
+                mine = runs[calls] == r
+                extra = float(steps[mine].sum())
+                target = first_open[int(r)]
+                part.step[target] += extra
+                self.runs_resumed += 1
+            self.calls_redone += int(calls.size)
+            self.seconds_redone += float(steps.sum())
+            group.model_calls += int(calls.size)
+            group.model_calls_repeated += int(calls.size)

@@ -1,0 +1,166 @@
+"""``poison``: a fraction of a group's events fail on every attempt (worked-numbers item 8).
+
+Which events are poison: each event of the group arriving at or after ``at_seconds`` is poison
+with probability ``rate``, drawn from a generator seeded from the run's seed. A poison event fails
+at once on every attempt (attempt time is not counted), and the consumer retries it in place under
+``failures.retry``: it holds its partition for the sum of the backoffs (1 + 2 + 4 + 8 + 16 = 31 s
+for six attempts, no jitter), while the partition's arrivals queue behind it (about 12.9 at 20
+events/s over 48 partitions). Then:
+
+- with a dead-letter queue it is parked there (``dead_lettered``) and the partition moves on;
+- without one it is dropped (``lost``);
+- with no retry limit it is retried for ever and the partition never moves again.
+
+Per-key order: once an event is parked, the later events of the same key on its partition would
+be applied before it (it comes back from the dead-letter queue later). With
+``failures.quarantine_per_key`` they are parked behind it instead (counted in ``dead_lettered``),
+keeping the key's order; without it each one applied counts in ``order_violations``.
+
+Each stall is a fault window (from the partition reaching the event to giving it up, or the end of
+the window when it never does), so ``drain_seconds`` measures recovery after the last stall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import simpy
+
+from simulator.result import FaultWindow
+from simulator.scenario import Poison
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.run import Simulation
+
+EVERY_ATTEMPT = -1
+"""``Partition.fail_attempts`` value: the event fails on every attempt."""
+PARK = -2
+"""``Partition.fail_attempts`` value: the event is parked at once (quarantined behind its key)."""
+DROP = -3
+"""``Partition.fail_attempts`` value: the event is gone at once (counted lost)."""
+
+
+@dataclass
+class Stall:
+    """One poison event: partition, offset, when its partition reached it and when it was given up
+    (``None``: never), and the events queued behind it then."""
+
+    partition: int
+    offset: int
+    reached_s: float
+    given_up_s: float | None = None
+    behind: int = 0
+
+    @property
+    def seconds(self) -> float | None:
+        """How long the event held its partition, or None when it never let go."""
+        return None if self.given_up_s is None else self.given_up_s - self.reached_s
+
+
+@dataclass
+class PoisonState:
+    """The poison events of one group and what became of them."""
+
+    group: str
+    quarantine: bool
+    poison: dict[tuple[int, int], Stall] = field(default_factory=dict)
+    marked: int = 0
+    quarantined: int = 0
+    order_violations: int = 0
+
+
+def poison_fault(sim: Simulation, fault: Poison) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``poison`` fault: marks the poison events at time 0."""
+    group = sim.groups[fault.group]
+    topic = sim.topics[fault.group]
+    state = _state(sim, group)
+    rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
+    chosen = (rng.random(topic.arrival_s.size) < fault.rate) & (topic.arrival_s >= fault.at_seconds)
+    rows = np.nonzero(chosen)[0]
+    if rows.size:
+        parts = np.searchsorted(topic.start, rows, side="right") - 1
+        for row, p in zip(rows.tolist(), parts.tolist(), strict=True):
+            part = group.parts[p]
+            offset = row - int(topic.start[p])
+            if part.fail_attempts is None:
+                part.fail_attempts = {}
+            part.fail_attempts[offset] = EVERY_ATTEMPT
+            state.poison[(p, offset)] = Stall(p, offset, float("nan"))
+    state.marked += int(rows.size)
+    return
+    yield  # a process that acts at time 0 only
+
+
+def _state(sim: Simulation, group: ConsumerGroup) -> PoisonState:
+    states: dict[str, PoisonState] = sim.extensions.setdefault("poison", {})
+    if group.name not in states:
+        states[group.name] = PoisonState(group.name, sim.design.failures.quarantine_per_key)
+        hooks = sim.extensions.get("hooks", {}).get(group.name)
+        if hooks is not None:
+            hooks.give_up.append(lambda g, part, pos, t, dl: _given_up(sim, g, part, pos, t, dl))
+    return states[group.name]
+
+
+def _given_up(
+    sim: Simulation, group: ConsumerGroup, part: Partition, pos: int, t: float, parked: bool
+) -> None:
+    state: PoisonState = sim.extensions["poison"][group.name]
+    stall = state.poison.get((part.pid, pos))
+    if stall is None:
+        return
+    stall.given_up_s = t
+    stall.reached_s = _reached(part, pos)
+    stall.behind = part.log_end(t) - (pos + 1)
+    sim.fault_windows.append(FaultWindow(kind="poison", start_s=stall.reached_s, end_s=t))
+    if parked and state.quarantine:
+        topic = sim.topics[group.name]
+        lo = int(topic.start[part.pid])
+        keys = topic.key[lo : lo + part.n]
+        later = np.nonzero(keys[pos + 1 :] == keys[pos])[0] + pos + 1
+        if part.fail_attempts is None:
+            part.fail_attempts = {}
+        for offset in later.tolist():
+            if part.fail_attempts.get(offset) != PARK:
+                part.fail_attempts[offset] = PARK
+                state.quarantined += 1
+
+
+def _reached(part: Partition, pos: int) -> float:
+    """When the partition's consumer reached offset ``pos``: its arrival, or the finish of the
+    offset before it when that was later."""
+    reached = part.arrival[pos]
+    if pos > 0:
+        before = part.first_finish[pos - 1]
+        if before == before and before > reached:  # not NaN
+            reached = before
+    return reached
+
+
+def finish(sim: Simulation) -> None:
+    """Before the result: windows of stalls that never ended, and order violations."""
+    states: dict[str, PoisonState] = sim.extensions.get("poison", {})
+    for name, state in states.items():
+        group = sim.groups[name]
+        topic = sim.topics[name]
+        for (p, offset), stall in state.poison.items():
+            part = group.parts[p]
+            if stall.given_up_s is None:
+                if part.pos != offset or offset < part.hw:
+                    continue  # never reached, or processed after all
+                stall.reached_s = _reached(part, offset)
+                stall.behind = part.log_end(sim.duration) - (offset + 1)
+                sim.fault_windows.append(
+                    FaultWindow(kind="poison", start_s=stall.reached_s, end_s=sim.duration)
+                )
+                continue
+            if state.quarantine or not group.dlq:
+                continue
+            lo = int(topic.start[p])
+            keys = topic.key[lo : lo + part.n]
+            finishes = np.asarray(part.first_finish[offset + 1 :], dtype=np.float64)
+            same = keys[offset + 1 :] == keys[offset]
+            state.order_violations += int(np.count_nonzero(same & np.isfinite(finishes)))

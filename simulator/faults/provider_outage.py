@@ -1,0 +1,254 @@
+"""``provider_outage``: the model provider fails; circuit breaker, fallback, response cache.
+
+**The outage**: every call to the failed provider in ``[at_seconds, at_seconds + duration_seconds)``
+fails; its error comes back ``failure_seconds`` after the call (calls admitted before the outage
+finish normally). The consumer treats it as a transient failure and retries with the model's
+backoff and jitter for as long as it takes (:class:`simulator.faults.hooks.GroupHooks`). Without
+jitter, the partitions that failed together keep retrying together: their retries arrive in
+synchronized waves, and a wave that is above the provider's limits is answered with 429s (counted
+in ``http_429s`` and in the errors time series).
+
+**Circuit breaker** (``model.circuit_breaker``, :class:`ModelRouter`): after ``failure_threshold``
+consecutive failures of the primary it opens for ``open_seconds``: calls skip the primary (no
+``failure_seconds`` wait) and go to the fallback, or fail at once without one. Then it lets one
+trial call through: success closes it, failure opens it again. A 429 is not a failure of the
+provider.
+
+**Fallback provider** (``model.fallback``): its own RPM, TPM, concurrency and model version.
+Without a breaker, each call first waits for the primary's error and then goes to the fallback.
+Every call the fallback admits counts in ``fallback_calls``.
+
+**Response cache** (``model.cache``, :class:`RepeatPolicy`): the worker stores each answer it
+receives. A completed step that runs again (redelivered and not skipped by dedupe) finds its
+answer within ``ttl_hours`` and pays nothing; a call a crash abandoned was never stored and is
+paid again (the engine's rule). Keyed by prompt hash + model version, the cache only answers a
+caller of the model version that wrote the answer (otherwise it misses and the model is called
+again); keyed by prompt hash alone it also answers across versions, counted in
+``wrong_model_version_served``. Which version wrote an answer
+and which one a caller uses are read from the router's routing periods
+(:meth:`ModelRouter.version_at`).
+
+**Recorded results** (``checkpoint.reuse_recorded_results`` with per-step checkpoints): a
+redelivered step that had completed reads its recorded answer back instead of calling the model.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from simulator.design import CacheKey, CheckpointGranularity, Design
+from simulator.engine.provider import REJECT_DOWN, Provider
+from simulator.result import FaultWindow
+from simulator.scenario import ProviderOutage
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.run import Simulation
+
+PRIMARY = 0
+"""Model version code of the primary provider."""
+FALLBACK = 1
+"""Model version code of the fallback provider."""
+
+
+class ModelRouter:
+    """The agent group's stage: the primary behind an optional circuit breaker and fallback.
+
+    ``admit(t, step_s)`` returns the call's finish time or a rejection code, like
+    :class:`simulator.engine.provider.Provider`. Counters: ``fallback_calls`` (admitted by the
+    fallback), ``breaker_opened`` (times the breaker opened), ``fast_failures`` (calls failed at
+    once by an open breaker without a fallback).
+    """
+
+    def __init__(
+        self,
+        primary: Provider,
+        fallback: Provider | None,
+        *,
+        breaker: bool,
+        failure_threshold: int,
+        open_seconds: float,
+    ):
+        self.primary = primary
+        self.fallback = fallback
+        self.breaker = breaker
+        self.threshold = failure_threshold
+        self.open_s = open_seconds
+        self.failure_s = 0.0
+        self.failures = 0
+        self.is_open = False
+        self.open_until = -math.inf
+        self.fallback_calls = 0
+        self.breaker_opened = 0
+        self.fast_failures = 0
+        self.last_delay = 0.0
+        self.on_fallback = False
+        self.period_starts: list[float] = []
+        self.period_ends: list[float] = []
+
+    def add_outage(self, start: float, end: float) -> None:
+        """The primary fails every call in ``[start, end)`` seconds."""
+        self.primary.add_outage(start, end)
+
+    def version_at(self, t: float) -> int:
+        """The model version a call made at ``t`` was (or would be) answered by."""
+        i = bisect.bisect_right(self.period_starts, t) - 1
+        if i < 0:
+            return PRIMARY
+        return FALLBACK if t < self.period_ends[i] else PRIMARY
+
+    def _route(self, t: float, fallback: bool) -> None:
+        if fallback and not self.on_fallback:
+            self.period_starts.append(t)
+            self.period_ends.append(math.inf)
+            self.on_fallback = True
+        elif not fallback and self.on_fallback:
+            self.period_ends[-1] = t
+            self.on_fallback = False
+
+    def _open(self, t: float) -> None:
+        if not self.is_open:
+            self.breaker_opened += 1
+        self.is_open = True
+        self.open_until = t + self.open_s
+
+    def _to_fallback(self, t: float, step_s: float, delay: float) -> float:
+        fallback = self.fallback
+        if fallback is None:
+            self.last_delay = delay
+            if delay == 0.0:
+                self.fast_failures += 1
+            return REJECT_DOWN
+        finish = fallback.admit(t, step_s)
+        if finish < 0.0:
+            self.last_delay = delay
+            return finish
+        self.fallback_calls += 1
+        self._route(t, True)
+        return finish + delay
+
+    def admit(self, t: float, step_s: float) -> float:
+        """Route a call tried at ``t`` lasting ``step_s``: its finish time or a rejection code."""
+        if self.is_open:
+            if t < self.open_until:
+                return self._to_fallback(t, step_s, 0.0)
+            finish = self.primary.admit(t, step_s)  # half open: one trial call
+            if finish == REJECT_DOWN:
+                self._open(t)
+                return self._to_fallback(t, step_s, self.failure_s)
+            self.is_open = False
+            self.failures = 0
+            if finish >= 0.0:
+                self._route(t, False)
+            return finish
+        finish = self.primary.admit(t, step_s)
+        if finish == REJECT_DOWN:
+            self.failures += 1
+            if self.breaker and self.failures >= self.threshold:
+                self._open(t)
+            return self._to_fallback(t, step_s, self.failure_s)
+        if finish >= 0.0:
+            self.failures = 0
+            self._route(t, False)
+        self.last_delay = 0.0
+        return finish
+
+
+class RepeatPolicy:
+    """Decides whether a repeated agent step calls the model (see the module docstring).
+
+    ``router``: gives the model version of a call at a time (``None``: one version only).
+    Counters: ``wrong_model_version_served``, ``read_back`` (recorded results reused),
+    ``version_misses`` (a versioned cache that held another version's answer).
+    """
+
+    def __init__(self, design: Design, router: ModelRouter | None):
+        cache = design.model.cache
+        self.ttl_s = cache.ttl_hours * 3600.0 if cache.enabled else -1.0
+        self.versioned = cache.key is CacheKey.prompt_hash_and_model_version
+        self.read_back_recorded = (
+            design.checkpoint.reuse_recorded_results
+            and design.checkpoint.granularity is CheckpointGranularity.per_step
+        )
+        self.router = router
+        self.wrong_model_version_served = 0
+        self.read_back = 0
+        self.version_misses = 0
+
+    def __call__(
+        self, group: ConsumerGroup, part: Partition, pos: int, t: float, completed: bool
+    ) -> int:
+        """0: the model is called again (counted as repeated); 2: answered without a call; -1:
+        an abandoned call, the engine's rule (paid again)."""
+        if not completed:
+            return -1
+        if self.read_back_recorded:
+            self.read_back += 1
+            return 2
+        start = part.first_start[pos]
+        if self.ttl_s >= 0.0 and not math.isnan(start):
+            answered = part.first_finish[pos]
+            if t - answered <= self.ttl_s:
+                router = self.router
+                then = router.version_at(start) if router is not None else PRIMARY
+                now = router.version_at(t) if router is not None else PRIMARY
+                if then == now or not self.versioned:
+                    group.cache_hits += 1
+                    if then != now:
+                        self.wrong_model_version_served += 1
+                    return 2
+                self.version_misses += 1
+        group.model_calls_repeated += 1
+        return 0
+
+
+def build_router(sim: Simulation) -> ModelRouter | None:
+    """A :class:`ModelRouter` for the design's breaker and fallback, or None when it has neither."""
+    model = sim.design.model
+    if not (model.fallback.enabled or model.circuit_breaker.enabled):
+        return None
+    fallback = None
+    if model.fallback.enabled:
+        fallback = Provider(model.fallback, sim.workload.tokens_per_call, track_concurrency=True)
+    return ModelRouter(
+        sim.provider,
+        fallback,
+        breaker=model.circuit_breaker.enabled,
+        failure_threshold=model.circuit_breaker.failure_threshold,
+        open_seconds=model.circuit_breaker.open_seconds,
+    )
+
+
+def provider_outage(sim: Simulation, fault: ProviderOutage) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``provider_outage``: sets the failed provider's window at time 0."""
+    start = float(fault.at_seconds)
+    end = start + fault.duration_seconds
+    router: ModelRouter | None = sim.extensions.get("router")
+    if fault.provider == "fallback":
+        if router is not None and router.fallback is not None:
+            router.fallback.add_outage(start, end)
+    else:
+        sim.provider.add_outage(start, end)
+        if router is not None:
+            router.failure_s = max(router.failure_s, fault.failure_seconds)
+        hooks = sim.extensions.get("hooks", {}).get("agent")
+        if hooks is not None:
+            hooks.reject_delay = _error_delay(router, fault.failure_seconds)
+    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+    return
+    yield  # a process that acts at time 0 only
+
+
+def _error_delay(router: ModelRouter | None, failure_s: float) -> Any:
+    """Seconds until a consumer learns of a failed call: the primary's ``failure_s`` (none for a
+    call an open breaker failed at once)."""
+
+    def delay(t: float) -> float:
+        return router.last_delay if router is not None else failure_s
+
+    return delay

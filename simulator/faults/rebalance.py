@@ -1,0 +1,94 @@
+"""``rebalance`` faults and slow batches that outlast ``max_poll_interval_ms``.
+
+**A rebalance fault** (``kind: rebalance``): at ``at_seconds`` the group rebalances with its
+current members; eager strategies (range, round robin) revoke every partition, cooperative sticky
+only those that move, and the new assignment starts ``pause_seconds`` after the revoked batches
+are done.
+
+**Slow batches** (worked-numbers item 3, seed 000's failure scenario 2): Kafka treats a consumer
+that does not call ``poll`` within ``max.poll.interval.ms`` as failed. When a batch of a partition
+took longer than that from its fetch to its end, the member was kicked: its commit of the batch
+fails (``CommitFailedException``), it leaves the group (one rebalance), and when it polls again it
+rejoins (another rebalance). Every partition it held goes back to its committed offset, so the slow
+batch is redelivered, and with it whatever else the member had fetched and not committed; without
+dedupe their effects are applied again. A redelivered batch that is as slow as the first is kicked
+again: a rebalance storm that never drains. With durable dedupe the redelivered records are
+skipped and the batch gets through.
+
+Simplifications: the engine notices the kick at the end of the slow batch (Kafka: when the interval
+expires) and the faults layer applies it at the next control instant (at most one lag sample
+later); the kicked process keeps its memory (in-memory dedupe survives a kick, not a crash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from simulator.result import FaultWindow
+from simulator.scenario import Rebalance
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.run import Simulation
+
+
+def rebalance_fault(sim: Simulation, fault: Rebalance) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``rebalance`` fault (see the module docstring)."""
+    yield sim.env.timeout(fault.at_seconds)
+    t = float(fault.at_seconds)
+    group = sim.groups[fault.group]
+    group.advance(t)
+    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t, end_s=t + fault.pause_seconds))
+    group.rebalance(t, pause_s=fault.pause_seconds)
+
+
+class SlowBatchKicks:
+    """Kicks members whose batch outlasted ``max_poll_interval_ms`` (see the module docstring).
+
+    :meth:`on_slow_batch` is the group's slow-batch hook; :meth:`process` is a SimPy process that
+    applies the kicks. Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
+    """
+
+    def __init__(self, sim: Simulation, group: ConsumerGroup):
+        self.env = sim.env
+        self.group = group
+        self.pending: list[int] = []
+        self.wake: simpy.Event | None = None
+        self.kicks = 0
+        self.slow_batches = 0
+
+    def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
+        """The batch of ``part`` ended at ``t`` too late: its member is kicked; True (no commit)."""
+        member = part.owner
+        if member < 0:
+            return False
+        self.slow_batches += 1
+        if member not in self.pending:
+            self.pending.append(member)
+        wake = self.wake
+        if wake is not None and not wake.triggered:
+            wake.succeed()
+        return True
+
+    def process(self) -> Generator[simpy.Event, Any, None]:
+        """Apply pending kicks at the control instant after they were noticed."""
+        env = self.env
+        group = self.group
+        while True:
+            if not self.pending:
+                self.wake = env.event()
+                yield self.wake
+            now = env.now
+            group.advance(now)
+            members, self.pending = sorted(self.pending), []
+            for member in members:
+                if not group.alive[member] or member in group.stopping:
+                    continue
+                self.kicks += 1
+                group.crash(now, [member])
+                group.incarnation[member] -= 1  # the same process: its memory survives a kick
+                group.rebalances += 1  # it left the group
+                group.restart(now, [member])  # and rejoins on its next poll

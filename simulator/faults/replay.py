@@ -1,0 +1,217 @@
+"""``consumer_pause``: a consumer group stops for hours, then comes back and maybe replays.
+
+At ``at_seconds`` every member of the group stops (each finishes and commits its current batch,
+unless ``mid_batch``); the processes are gone, and with them any in-memory dedupe. Nothing is
+consumed while the group is away: its partitions are parked, so the paused hours cost no work in
+the simulation, however long they are. After ``duration_seconds`` new members join and start:
+
+- from the committed offset, when the brokers still hold it: an empty group's offsets are kept
+  ``offsets_retention_hours`` (Kafka's ``offsets.retention.minutes``), and the log must still hold
+  that offset (events older than ``event_log.retention_hours`` are deleted);
+- otherwise ``event_log.auto_offset_reset`` decides (seed 000's failure scenario 7):
+  ``earliest`` replays the log from its oldest event, so events already applied come back and
+  only dedupe records younger than ``delivery.dedupe_key_retention_hours`` recognise them (each
+  event's key age is its replay time minus the time it was applied: worked-numbers item 5);
+  ``latest`` jumps to the end of the log and silently skips every event it had not processed
+  (counted in ``lost``); ``none`` raises on every partition (counted in ``offset_reset_errors``,
+  nothing lost), an operator resets the group to the earliest offset ``operator_response_seconds``
+  later, and the replay proceeds as with earliest.
+
+Events deleted by the log's retention before the group read them are lost in every case.
+
+:func:`pause_replay_estimate` gives the same figures by arithmetic from rates, for pauses at loads
+too large to simulate event by event (48 h at the evening peak is about 6 million step events).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from simulator.design import AutoOffsetReset, Dedupe, Design
+from simulator.result import FaultWindow
+from simulator.scenario import ConsumerPause
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.run import Simulation
+
+
+@dataclass
+class PauseOutcome:
+    """What one pause did: where the group restarted and why; counts in step events."""
+
+    group: str
+    returned_s: float
+    restarted_s: float
+    offsets_expired: bool
+    reset: str | None
+    replayed: int = 0
+    skipped: int = 0
+    deleted_unread: int = 0
+    offset_reset_errors: int = 0
+
+
+def consumer_pause(sim: Simulation, fault: ConsumerPause) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``consumer_pause`` (see the module docstring)."""
+    env = sim.env
+    group = sim.groups[fault.group]
+    yield env.timeout(fault.at_seconds)
+    t0 = float(fault.at_seconds)
+    group.advance(t0)
+    members = [i for i in range(group.instances) if group.alive[i] and i not in group.stopping]
+    group.crash(t0, members, mid_batch=fault.mid_batch)
+    yield env.timeout(fault.duration_seconds)
+    t1 = t0 + fault.duration_seconds
+    group.advance(t1)
+    log = sim.design.event_log
+    expired = fault.duration_seconds > fault.offsets_retention_hours * 3600.0
+    out_of_range = any(
+        part.committed < _log_start(part, t1 - log.retention_hours * 3600.0) for part in group.parts
+    )
+    reset = log.auto_offset_reset if expired or out_of_range else None
+    restart_at = t1
+    if reset is AutoOffsetReset.none:
+        restart_at = t1 + fault.operator_response_seconds
+    outcome = PauseOutcome(
+        group.name, t1, restart_at, expired, reset.value if reset is not None else None
+    )
+    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t0, end_s=restart_at))
+    sim.extensions.setdefault("pauses", []).append(outcome)
+    if reset is AutoOffsetReset.none:
+        outcome.offset_reset_errors = sum(1 for part in group.parts if part.n)
+        if restart_at > t1:
+            yield env.timeout(restart_at - t1)
+        group.advance(restart_at)
+    deleted_before = restart_at - log.retention_hours * 3600.0
+    for part in group.parts:
+        start = _log_start(part, deleted_before)
+        if reset is None:
+            target = part.committed
+        elif reset is AutoOffsetReset.latest:
+            target = part.log_end(restart_at)
+        else:
+            target = start
+        if target < start:
+            target = start
+        outcome.deleted_unread += max(0, start - max(part.hw, part.committed))
+        seek(group, part, target, outcome)
+    group.restart(restart_at, members)
+
+
+def _log_start(part: Partition, deleted_before_s: float) -> int:
+    """First offset of ``part`` still in the log: events that arrived before ``deleted_before_s``
+    are deleted by retention."""
+    return bisect.bisect_left(part.arrival, deleted_before_s)
+
+
+def seek(group: ConsumerGroup, part: Partition, target: int, outcome: PauseOutcome) -> None:
+    """Move the parked ``part``'s committed offset (and position) to ``target``.
+
+    Below the offsets already processed, the group will read applied events again (counted as
+    redelivered when fetched; dedupe decides each one). Above them, every unprocessed event in
+    between is skipped and counted lost. Raises ``ValueError`` for an offset outside the log.
+    """
+    if not 0 <= target <= part.n:
+        raise ValueError(f"offset {target} outside partition {part.pid} (0..{part.n})")
+    old = part.committed
+    if target < part.hw:
+        part.refetch_until = max(part.refetch_until, part.hw)
+        outcome.replayed += part.hw - target
+    elif target > part.hw:
+        gone = target - part.hw
+        group.lost += gone
+        group.never_started_gone += max(0, target - max(part.started_max, part.hw))
+        outcome.skipped += gone
+        part.hw = target
+        part.started_max = max(part.started_max, target)
+    part.committed = target
+    part.pos = target
+    part.batch_end = target
+    group.committed_sum += target - old
+
+
+@dataclass(frozen=True)
+class ReplayEstimate:
+    """Closed-form outcome of a pause (all counts in step events, times in seconds).
+
+    ``backlog``: events that arrived while the group was away; ``replayed``: applied events read
+    again; ``duplicate_effects``: replayed events whose dedupe record was gone; ``lost``: events
+    skipped by ``latest`` or deleted unread; ``offset_reset_error``: ``none`` raised;
+    ``drain_seconds``: backlog / (capacity - arrivals), None when capacity <= arrivals.
+    """
+
+    backlog: float
+    replayed: float
+    duplicate_effects: float
+    lost: float
+    offset_reset_error: bool
+    restarted_s: float
+    drain_seconds: float | None
+    note: str
+
+
+def pause_replay_estimate(
+    design: Design,
+    arrivals_eps: float,
+    capacity_eps: float,
+    pause: ConsumerPause,
+    window_start_s: float = 0.0,
+) -> ReplayEstimate:
+    """The outcome of ``pause`` for a group receiving ``arrivals_eps`` with ``capacity_eps``.
+
+    The same rules as the simulation (module docstring) with events spread evenly: an event applied
+    at time ``a`` (its arrival; the group keeps up before the pause) and replayed at ``r`` finds
+    its dedupe record when ``r - a <= dedupe_key_retention_hours``. The replay is taken to happen
+    at the restart (replayed events that are skipped take no time), so the key ages are exact for
+    the first replayed events and slightly low for the last. ``window_start_s``: the first event's
+    time (nothing before it exists to replay). Raises ``ValueError`` for a negative rate.
+    """
+    if arrivals_eps < 0 or capacity_eps < 0:
+        raise ValueError("rates must be >= 0")
+    t0 = max(float(pause.at_seconds), window_start_s)
+    t1 = t0 + pause.duration_seconds
+    log = design.event_log
+    delivery = design.delivery
+    expired = pause.duration_seconds > pause.offsets_retention_hours * 3600.0
+    reset = log.auto_offset_reset
+    restart = t1 + (
+        pause.operator_response_seconds if expired and reset is AutoOffsetReset.none else 0.0
+    )
+    log_start = max(window_start_s, restart - log.retention_hours * 3600.0)
+    deleted_unread = arrivals_eps * max(0.0, min(log_start, restart) - t0)
+    backlog = arrivals_eps * (restart - t0)
+    replayed = duplicates = 0.0
+    lost = deleted_unread
+    if expired and reset is AutoOffsetReset.latest:
+        lost = backlog
+        backlog = 0.0
+    elif expired:
+        replayed = arrivals_eps * max(0.0, t0 - log_start)
+        keys_from = restart - delivery.dedupe_key_retention_hours * 3600.0
+        if delivery.dedupe is Dedupe.durable_same_transaction:
+            duplicates = arrivals_eps * max(0.0, min(t0, keys_from) - log_start)
+        else:
+            duplicates = replayed
+    backlog -= deleted_unread
+    headroom = capacity_eps - arrivals_eps
+    work = backlog + duplicates
+    drain = work / headroom if headroom > 0 else None
+    note = (
+        f"offsets {'expired' if expired else 'kept'}; "
+        f"{'auto.offset.reset=' + reset.value if expired else 'resumed from the committed offset'}"
+    )
+    return ReplayEstimate(
+        backlog=backlog,
+        replayed=replayed,
+        duplicate_effects=duplicates,
+        lost=lost,
+        offset_reset_error=expired and reset is AutoOffsetReset.none,
+        restarted_s=restart,
+        drain_seconds=drain,
+        note=note,
+    )

@@ -1,0 +1,228 @@
+"""``saga_failure``: sagas over side-effecting tool calls fail, compensate, or go to a person.
+
+**Sagas in the workload**: each run carries ``sagas_per_run`` sagas (a fractional mean is kept
+exactly over the runs), each made of ``steps`` consecutive tool calls of the run, its first ones.
+Forward step ``k`` succeeds independently with ``step_success``; the first failure, at step ``k``,
+leaves ``k - 1`` completed steps to compensate (Garcia-Molina and Salem, "Sagas", 1987).
+
+**Compensation, as the design decides** (``tools.saga``):
+
+- disabled, or ``compensation_order: none``: nothing is undone;
+- ``reverse``: compensations run ``C(k-1) .. C1``; ``forward``: ``C1 .. C(k-1)``, so each one after
+  the first undoes a step whose prerequisite was already released (a refund to a released hold):
+  counted as a misapplied effect in ``duplicate_effects``;
+- each compensation is tried up to ``max_compensation_attempts`` times, an attempt succeeding with
+  ``compensation_success``. A failed attempt is a timeout whose effect still landed with
+  ``applied_on_failure``; without ``compensation_idempotency_key`` the retry applies it again (a
+  duplicate effect), with its own key the receiver recognises the retry;
+- when every attempt of a compensation fails the saga stops compensating; with
+  ``escalate_to_human_queue`` it goes to the human queue (``sagas_to_human_queue``), otherwise it is
+  left half undone (noted).
+
+**In the simulation**: outcomes are drawn for every saga of the window with the run's seed
+(:func:`draw_sagas`, vectorised), every compensation attempt is a tool call whose time (the mean
+tool-call time) is added to the tool event of the failing step, and the counts include the sagas
+whose deciding tool event (the failing step, or the last step when it completes) was processed in
+the window. ``saga_compensations`` counts compensations started.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import simpy
+
+from simulator.design import CompensationOrder, SagaSection
+from simulator.faults.checkpoint import position_in_run
+from simulator.scenario import SagaFailure
+
+if TYPE_CHECKING:
+    from simulator.engine.run import Simulation
+
+
+@dataclass(frozen=True)
+class SagaDraws:
+    """Outcomes of ``n`` sagas, arrays of shape ``(n,)``.
+
+    ``failed_at``: 0-based index of the first failed step, -1 when the saga completed;
+    ``compensations``: compensations started; ``attempts``: compensation attempts (retries
+    included); ``stuck``: a compensation failed every attempt; ``to_human_queue``: stuck and
+    escalated; ``left_undone``: failed after a step and nothing (more) undoes it (no
+    compensation, or stuck without escalation); ``duplicates``: effects applied twice by unkeyed
+    retries; ``misapplied``: compensations run out of order.
+    """
+
+    failed_at: np.ndarray
+    compensations: np.ndarray
+    attempts: np.ndarray
+    stuck: np.ndarray
+    to_human_queue: np.ndarray
+    left_undone: np.ndarray
+    duplicates: np.ndarray
+    misapplied: np.ndarray
+
+    @property
+    def sagas(self) -> int:
+        """Number of sagas."""
+        return int(self.failed_at.size)
+
+
+def draw_sagas(
+    n: int,
+    steps: int,
+    step_success: float,
+    rng: np.random.Generator,
+    saga: SagaSection,
+    *,
+    compensation_success: float = 1.0,
+    applied_on_failure: float = 0.0,
+) -> SagaDraws:
+    """Draw the outcomes of ``n`` sagas of ``steps`` steps under the design's ``saga`` section.
+
+    Rules in the module docstring. Step ``k`` of a saga is one uniform draw ``< step_success``;
+    a compensation's attempts are ``min(G, N)`` with ``G`` geometric(``compensation_success``) and
+    ``N = max_compensation_attempts``, failing every attempt when ``G > N``. Raises ``ValueError``
+    for ``n < 0``, ``steps < 1`` or a probability outside [0, 1].
+    """
+    for name, value in (
+        ("step_success", step_success),
+        ("compensation_success", compensation_success),
+        ("applied_on_failure", applied_on_failure),
+    ):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], got {value}")
+    if n < 0 or steps < 1:
+        raise ValueError(f"need n >= 0 and steps >= 1, got n={n}, steps={steps}")
+    ok = rng.random((n, steps)) < step_success
+    failed = ~ok.all(axis=1)
+    failed_at = np.where(failed, np.argmin(ok, axis=1), -1).astype(np.int64)
+    done = np.where(failed, failed_at, 0)
+    zeros = np.zeros(n, dtype=np.int64)
+    if not saga.enabled or saga.compensation_order is CompensationOrder.none or steps < 2:
+        nothing = zeros.astype(bool)
+        return SagaDraws(failed_at, zeros, zeros, nothing, nothing, failed_at > 0, zeros, zeros)
+    limit = saga.max_compensation_attempts
+    width = steps - 1
+    if compensation_success >= 1.0:
+        geometric = np.ones((n, width), dtype=np.int64)
+    elif compensation_success <= 0.0:
+        geometric = np.full((n, width), limit + 1, dtype=np.int64)
+    else:
+        geometric = rng.geometric(compensation_success, size=(n, width))
+    column = np.arange(width)[None, :]
+    needed = column < done[:, None]
+    gave_up = needed & (geometric > limit)
+    # Compensations run in order until one fails every attempt; the columns are execution order.
+    first_stuck = np.where(gave_up.any(axis=1), np.argmax(gave_up, axis=1), width)
+    started = needed & (column <= first_stuck[:, None])
+    attempts_each = np.where(started, np.minimum(geometric, limit), 0)
+    attempts = attempts_each.sum(axis=1)
+    compensations = started.sum(axis=1)
+    stuck = np.asarray(gave_up.any(axis=1), dtype=bool)
+    to_human = np.asarray(stuck & saga.escalate_to_human_queue, dtype=bool)
+    retries = np.where(started, attempts_each - 1, 0).sum(axis=1)
+    if saga.compensation_idempotency_key or applied_on_failure == 0.0:
+        duplicates = zeros
+    else:
+        duplicates = rng.binomial(retries, applied_on_failure)
+    if saga.compensation_order is CompensationOrder.forward:
+        misapplied = np.maximum(compensations - 1, 0)
+    else:
+        misapplied = zeros
+    return SagaDraws(
+        failed_at,
+        compensations.astype(np.int64),
+        attempts.astype(np.int64),
+        stuck,
+        to_human,
+        np.asarray(stuck & ~to_human, dtype=bool),
+        np.asarray(duplicates, dtype=np.int64),
+        misapplied.astype(np.int64),
+    )
+
+
+@dataclass
+class SagaState:
+    """Sagas of one simulation: which tool event decides each, and the draws."""
+
+    decisive_rows: np.ndarray
+    draws: SagaDraws
+    counted: dict[str, int] = field(default_factory=dict)
+
+
+def saga_fault(sim: Simulation, fault: SagaFailure) -> Generator[simpy.Event, Any, None]:
+    """SimPy process of a ``saga_failure``: draws every saga of the window at time 0."""
+    group = sim.groups["tool"]
+    topic = sim.topics["tool"]
+    index, _ = position_in_run(topic)
+    runs = topic.run
+    n_runs = int(runs.max()) + 1 if runs.size else 0
+    edges = np.floor(np.arange(n_runs + 1, dtype=np.float64) * fault.sagas_per_run + 1e-9)
+    per_run = np.diff(edges).astype(np.int64)
+    steps = fault.steps
+    in_saga = index < per_run[runs] * steps if runs.size else np.zeros(0, dtype=bool)
+    rows = np.nonzero(in_saga)[0]
+    saga_of_row = runs[rows] * 1_000_003 + index[rows] // steps
+    step_of_row = index[rows] % steps
+    ids, inverse = np.unique(saga_of_row, return_inverse=True)
+    inverse = inverse.ravel()
+    complete = np.bincount(inverse, minlength=ids.size) == steps
+    rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
+    draws = draw_sagas(
+        int(ids.size),
+        steps,
+        fault.step_success,
+        rng,
+        sim.design.tools.saga,
+        compensation_success=fault.compensation_success,
+        applied_on_failure=fault.applied_on_failure,
+    )
+    decide_step = np.where(draws.failed_at >= 0, draws.failed_at, steps - 1)
+    decisive = np.full(ids.size, -1, dtype=np.int64)
+    match = step_of_row == decide_step[inverse]
+    decisive[inverse[match]] = rows[match]
+    decisive[~complete] = -1  # sagas cut by the window's edges are not counted
+    mean_tool_s = float(topic.step_s.mean()) if topic.step_s.size else 0.0
+    work = np.nonzero((draws.attempts > 0) & (decisive >= 0))[0]
+    for s in work.tolist():
+        row = int(decisive[s])
+        p = int(np.searchsorted(topic.start, row, side="right") - 1)
+        group.parts[p].step[row - int(topic.start[p])] += float(draws.attempts[s]) * mean_tool_s
+    sim.extensions["sagas"] = SagaState(decisive, draws)
+    return
+    yield  # a process that acts at time 0 only
+
+
+def count(sim: Simulation, state: SagaState) -> dict[str, int]:
+    """After the run: saga figures over the sagas whose deciding tool event was processed."""
+    _, finishes = sim.first_times("tool")
+    rows = state.decisive_rows
+    seen = np.zeros(rows.size, dtype=bool)
+    valid = rows >= 0
+    seen[valid] = np.isfinite(finishes[rows[valid]])
+    d = state.draws
+    state.counted = {
+        "sagas": int(seen.sum()),
+        "failed": int(np.count_nonzero(seen & (d.failed_at >= 0))),
+        "saga_compensations": int(d.compensations[seen].sum()),
+        "sagas_to_human_queue": int(np.count_nonzero(seen & d.to_human_queue)),
+        "left_half_undone": int(np.count_nonzero(seen & d.left_undone)),
+        "duplicate_effects": int(d.duplicates[seen].sum() + d.misapplied[seen].sum()),
+        "compensation_attempts": int(d.attempts[seen].sum()),
+    }
+    return state.counted
+
+
+def sagas_note(counted: dict[str, int]) -> str:
+    """One sentence on the window's sagas."""
+    n = counted["sagas"]
+    rate = counted["failed"] / n if n else math.nan
+    return (
+        f"sagas: {n} decided, {counted['failed']} failed ({rate:.2%}), "
+        f"{counted['saga_compensations']} compensations, {counted['sagas_to_human_queue']} to the "
+        f"human queue, {counted['left_half_undone']} left half undone"
+    )
