@@ -357,9 +357,11 @@ class ConsumerGroup:
         order = np.lexsort((owner_of_row, topic.arrival_s))
         times = topic.arrival_s[order]
         keys = (np.floor(times * TICKS_PER_S).astype(np.int64) << PBITS) | owner_of_row[order]
-        self.stream_key = array("q", keys.tolist())
+        self.stream_key = array("q")
+        self.stream_key.frombytes(keys.astype(np.int64).tobytes())
         self.stream_key.append(STREAM_END)
-        self.stream_t = array("d", times.tolist())
+        self.stream_t = array("d")
+        self.stream_t.frombytes(np.ascontiguousarray(times, dtype=np.float64).tobytes())
         self.stream_i = 0
         self.early_f: list[float] = [-math.inf] * self.partitions
         self.bin_s = bin_s
