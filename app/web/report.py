@@ -129,6 +129,8 @@ async def report_context(
         "score_points": sum(s.points for s in standing.values()),
         "score_max": sum(s.max_points for s in standing.values()),
         "graded": graded,
+        "checks_total": sum(len(s.checks) for s in graded.steps),
+        "checks_passed": sum(c.status == "pass" for s in graded.steps for c in s.checks),
         "lines": step_lines(course, graded),
         "faults": fault_rows(material, runs),
         "cost": graded.cost,
