@@ -17,8 +17,7 @@ from itertools import groupby
 from pathlib import Path
 
 from app.course.content import LoadedCourse, Problem
-from app.grading.grader import CourseNotGradable, load_material
-from app.grading.result import StepResult
+from app.grading.grader import CourseNotGradable, Simulate, load_material
 from app.grading.selftest import SelfTestOutcome, self_test
 from app.models import utcnow
 from simulator import SIMULATOR_VERSION
@@ -113,21 +112,17 @@ class SelfTestRun:
         end = self.finished_at or utcnow()
         return (end - self.started_at).total_seconds()
 
-    def step_result(self, design_file: str, step_id: str) -> StepResult | None:
-        """The finished run's result for one design on one step, or None."""
-        if not self.finished:
-            return None
-        for outcome in self.outcomes:
-            if outcome.file == design_file and outcome.result is not None:
-                return next((s for s in outcome.result.steps if s.id == step_id), None)
-        return None
-
 
 class SelfTests:
-    """Self-test runs by course version, each in its own daemon thread; keeps the latest few."""
+    """Self-test runs by course version, each in its own daemon thread; keeps the latest few.
 
-    def __init__(self, keep: int = 4):
+    ``simulate`` is what the runs simulate with (default ``simulator.simulate`` in the thread;
+    the web app passes its process pool's, so a self-test does not slow the pages).
+    """
+
+    def __init__(self, keep: int = 4, simulate: Simulate | None = None):
         self.keep = keep
+        self.simulate = simulate
         self._lock = threading.Lock()
         self._runs: dict[str, SelfTestRun] = {}
 
@@ -153,10 +148,9 @@ class SelfTests:
         thread.start()
         return run
 
-    @staticmethod
-    def _run(run: SelfTestRun, root: Path) -> None:
+    def _run(self, run: SelfTestRun, root: Path) -> None:
         try:
-            run.outcomes = self_test(load_material(root))
+            run.outcomes = self_test(load_material(root), simulate=self.simulate)
         except CourseNotGradable as exc:
             run.error = f"the course cannot be graded: {exc}"
         except Exception as exc:  # shown on the health page rather than lost in a thread

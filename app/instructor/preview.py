@@ -1,4 +1,4 @@
-"""Step preview: a step graded for the reference design or one of the known-bad designs.
+"""Step preview: the course designs a step can be previewed with, and what each must fail there.
 
 The designs an instructor can choose are the course's own: ``reference_design`` and each
 ``known_bad`` entry of course.yaml, named by the file path course.yaml gives (nothing else is
@@ -7,18 +7,13 @@ read, so a request cannot point the preview at an arbitrary file).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from app.course.content import LoadedCourse, LoadedStep
 from app.errors import NotFound
-from app.grading.grader import CourseMaterial, CourseNotGradable, grade
-from app.grading.result import InputProblem, StepResult
 from simulator.design import Design
-from simulator.errors import InputFileError
 from simulator.files import load_design
-from simulator.pricing import load_pricing
 
 
 @dataclass(frozen=True)
@@ -71,28 +66,3 @@ def find_design(course: LoadedCourse, file: str | None) -> PreviewDesign:
 def read_design(course: LoadedCourse, design: PreviewDesign) -> Design:
     """Load the design file; raises InputFileError naming file, line and field."""
     return load_design(course.root / design.file)
-
-
-def material(course: LoadedCourse) -> CourseMaterial:
-    """The loaded course with its pricing catalog, ready to grade.
-
-    Raises CourseNotGradable when the catalog cannot be loaded.
-    """
-    assert course.course is not None
-    try:
-        pricing = load_pricing(course.root / course.course.pricing)
-    except InputFileError as exc:
-        raise CourseNotGradable([InputProblem.from_field_error(e) for e in exc.errors]) from exc
-    return CourseMaterial(course, pricing)
-
-
-def grade_step(course: LoadedCourse, step: LoadedStep, design: Design) -> StepResult:
-    """``design`` graded on ``step`` alone (its scenarios simulated, nothing else).
-
-    The same app.grading.grader.grade a learner's run uses, over a course of this one step.
-    Raises CourseNotGradable when the pricing catalog cannot be loaded.
-    """
-    graded = material(course)
-    subset = CourseMaterial(dataclasses.replace(course, steps=(step,)), graded.pricing)
-    (result,) = grade(design, subset).steps
-    return result

@@ -13,18 +13,24 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from starlette.responses import RedirectResponse, Response
 
+from app import simpool
+from app.api.router import MaterialDep
 from app.errors import DesignlabError, Forbidden, NotFound
 from app.export import grades_csv
-from app.grading.grader import CourseNotGradable
-from app.grading.result import StepResult
 from app.instructor.class_progress import class_table, hardest_checks, learner_detail
 from app.instructor.health import SelfTests, clean_files, course_version, findings_by_file
-from app.instructor.preview import find_design, grade_step, preview_designs, read_design
+from app.instructor.preview import find_design, preview_designs, read_design
 from app.models import Role, User
+from app.step_runs import ensure_runs, grade_off_loop
 from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
+from app.web.results import step_results
 from app.web.step_page import find_step, step_page_context
+from app.web.step_views import add_step_views
 from app.web.templating import is_htmx, render
+from simulator.design import Design
 from simulator.errors import InputFileError
+from simulator.result import SimulationResult
+from simulator.scenario import Scenario
 
 
 class SignInRequired(DesignlabError):
@@ -136,10 +142,11 @@ def rerun_self_test(request: Request, course: CourseDep) -> Response:
 
 
 @router.get("/steps/{slug}", name="instructor_preview")
-def preview_page(
+async def preview_page(
     request: Request,
     slug: str,
     course: CourseDep,
+    material: MaterialDep,
     session: SessionDep,
     settings: SettingsDep,
     user: InstructorPageDep,
@@ -147,25 +154,16 @@ def preview_page(
 ) -> Response:
     """Step ``slug`` as a learner sees it, filled with the chosen course design and graded.
 
-    The grade comes from the finished self-test of this course version when there is one, else
-    the step alone is graded now.
+    The grade and the results block are a learner's run of the step (app.step_runs, the
+    simulation cache and pool, app.web.results), so the preview shows what a learner reads.
     """
     step = find_step(course, slug)
     chosen = find_design(course, design)
     problem = ""
-    result: StepResult | None = None
     try:
-        shown = read_design(course, chosen)
+        shown: Design | None = read_design(course, chosen)
     except InputFileError as exc:
         shown, problem = None, "; ".join(str(e) for e in exc.errors)
-    if shown is not None and step.available:
-        run = _self_tests(request).get(course_version(course.root))
-        result = run.step_result(chosen.file, step.slug) if run else None
-        if result is None:
-            try:
-                result = grade_step(course, step, shown)
-            except CourseNotGradable as exc:
-                problem = str(exc)
     context = step_page_context(
         request,
         session,
@@ -178,9 +176,14 @@ def preview_page(
         designs=preview_designs(course),
         chosen=chosen,
         expected=chosen.expected_in(step),
-        preview=result,
         preview_problem=problem,
     )
+    results = None
+    if shown is not None and step.available:
+        runs = await ensure_runs(session, shown, material, [step])
+        graded = await grade_off_loop(shown, material, [step], runs)
+        results = step_results(graded.steps[0], runs)
+    add_step_views(context, session, material, step, results=results)
     return render(request, "instructor/preview.html", context)
 
 
@@ -192,8 +195,13 @@ def _sign_in_redirect(request: Request, exc: Exception) -> Response:
     return RedirectResponse(target, status_code=303)
 
 
+def _pooled(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
+    """``simulator.simulate`` in the app's process pool, bounded like a learner's run."""
+    return simpool.pool().simulate(design, scenario, seed)
+
+
 def install(app: FastAPI) -> None:
     """Mount the instructor routes, the sign-in redirect and the self-test runs on ``app``."""
-    app.state.self_tests = SelfTests()
+    app.state.self_tests = SelfTests(simulate=_pooled)
     app.add_exception_handler(SignInRequired, _sign_in_redirect)
     app.include_router(router)

@@ -56,16 +56,6 @@ def test_a_self_test_runs_once_per_version_unless_asked_again(second_course_dir)
     assert again.done.wait(WAIT_SECONDS)
 
 
-def test_a_finished_run_serves_one_designs_result_on_one_step(second_course_dir):
-    runs = SelfTests()
-    run = runs.start(second_course_dir, course_version(second_course_dir))
-    assert run.done.wait(WAIT_SECONDS)
-    step = run.step_result("designs/bad/commit-first.yaml", "commit-after-work")
-    assert step is not None
-    assert [c.id for c in step.checks if c.status == "fail"] == ["restart-loses-nothing"]
-    assert run.step_result("designs/bad/commit-first.yaml", "no-such-step") is None
-
-
 def test_a_course_that_cannot_grade_ends_the_run_with_the_reason(second_course_dir):
     (second_course_dir / "pricing.yaml").write_text("version: 1\n")
     runs = SelfTests()

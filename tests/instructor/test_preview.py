@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.errors import NotFound
-from app.instructor.preview import find_design, grade_step, preview_designs, read_design
+from app.instructor.preview import find_design, preview_designs
 
 
 def test_the_designs_are_the_reference_then_the_known_bad_in_course_order(second_course):
@@ -34,15 +34,3 @@ def test_no_design_means_the_reference_and_an_unknown_file_is_not_found(second_c
     assert find_design(second_course, None).file == "designs/reference.yaml"
     with pytest.raises(NotFound):
         find_design(second_course, "designs/other.yaml")
-
-
-def test_grading_one_step_runs_only_that_steps_checks(second_course):
-    design = read_design(second_course, find_design(second_course, "designs/bad/commit-first.yaml"))
-    result = grade_step(second_course, second_course.steps[1], design)
-    assert result.id == "commit-after-work"
-    assert [(c.id, c.status) for c in result.checks] == [
-        ("restart-loses-nothing", "fail"),
-        ("dedupe-durable", "pass"),
-        ("warehouse-keyed", "pass"),
-    ]
-    assert (result.points, result.max_points) == (6, 10)

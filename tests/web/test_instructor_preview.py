@@ -35,10 +35,10 @@ def preview(make_client, make_settings, second_course_dir):
 
 
 def verdicts(page) -> list[tuple[str, str]]:
-    """(check id, status) of every check the preview graded, in order."""
+    """(check id, status) of every check in the learner's results block, as it lists them."""
     return [
-        (li["data-check"], li.select_one(".check-status").get_text(strip=True))
-        for li in page.select("#preview-results li.check")
+        (li["id"].removeprefix("check-"), li.select_one(".check-status").get_text(strip=True))
+        for li in page.select("#results li.check")
     ]
 
 
@@ -74,14 +74,16 @@ def test_a_known_bad_design_shows_the_checks_it_fails_and_what_the_learner_reads
     )
     assert page.select_one("input[name='event_log.partitions']")["value"] == "40"
     assert page.select_one("select#design option[selected]")["value"] == FEW_PARTITIONS
-    assert verdicts(page) == [
+    assert verdicts(page) == [  # failed checks first, as the learner reads them
         ("partitions-cover-in-flight", "Fail"),
+        ("peak-keeps-up", "Fail"),
         ("slots-cover-partitions", "Pass"),
         ("key-per-order", "Pass"),
-        ("peak-keeps-up", "Fail"),
     ]
-    failed = page.select_one("li[data-check=partitions-cover-in-flight]")
-    assert failed.select_one(".badge.expected").get_text() == "must fail"
+    summary = page.select_one(".preview-verdict")
+    assert summary.select_one(".expected").get_text() == "partitions-cover-in-flight, peak-keeps-up"
+    assert summary.select_one(".failed").get_text() == "partitions-cover-in-flight, peak-keeps-up"
+    failed = page.select_one("#results li#check-partitions-cover-in-flight")
     assert failed.select_one(".check-message").get_text() == (
         "Too few partitions can be busy at once for the events in flight."
     )
@@ -119,6 +121,7 @@ def test_an_unavailable_step_shows_its_problems_instead_of_a_grade(preview, seco
     problems = page.select(".unavailable .problems li")
     assert any("step.yaml" in li.get_text() and "nope" in li.get_text() for li in problems)
     assert "cannot be graded" in page.select_one("#preview-results").get_text()
+    assert page.select("#results li.check") == []
 
 
 def test_in_development_an_edit_shows_on_the_next_request(preview, second_course_dir):
