@@ -80,7 +80,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import heapq
-import itertools
 import math
 import random
 from array import array
@@ -120,6 +119,7 @@ REBALANCE_SYNC_S = 1.0
 """Seconds from the end of revocation to the new assignment processing (JoinGroup + SyncGroup)."""
 
 NAN = math.nan
+NANS = (math.nan,)
 
 # Partition states.
 IDLE = 0  # in the heap at its next arrival time; holds no slot
@@ -190,9 +190,9 @@ class Partition:
     (every offset below it completed at least once, or was given up); ``started_max``: one past the
     highest offset ever started; ``next_t``: time of its heap entry; ``stream_wait``: idle until
     its next record arrives, woken by the arrival stream (no heap entry); ``refetch_until``: offsets
-    below it were fetched before, so
-    fetching them again is a redelivery. ``first_finish`` / ``first_start``: per offset, seconds
-    (NaN until it happens).
+    below it were fetched before, so fetching them again is a redelivery. ``first_finish`` /
+    ``first_start``: per offset, seconds
+    (NaN until it happens), as ``array("d")`` (8 bytes an offset).
     """
 
     __slots__ = (
@@ -230,8 +230,8 @@ class Partition:
         self.arrival = arrival
         self.step = step
         self.n = len(arrival)
-        self.first_finish: list[float] = [NAN] * self.n
-        self.first_start: list[float] = [NAN] * self.n
+        self.first_finish = array("d", NANS) * self.n
+        self.first_start = array("d", NANS) * self.n
         self.arrived = 0
         self.pos = 0
         self.cur = -1
@@ -1158,11 +1158,10 @@ class ConsumerGroup:
     def first_times(self) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event (seconds, NaN when it never happened),
         each shape ``(n,)`` in topic order (partition, then offset)."""
-        n = int(self.topic.start[-1])
-        chain = itertools.chain.from_iterable
-        starts = np.fromiter(chain(q.first_start for q in self.parts), np.float64, count=n)
-        finishes = np.fromiter(chain(q.first_finish for q in self.parts), np.float64, count=n)
-        return starts, finishes
+        empty = np.empty(0, dtype=np.float64)
+        starts = [np.frombuffer(q.first_start, dtype=np.float64) for q in self.parts]
+        finishes = [np.frombuffer(q.first_finish, dtype=np.float64) for q in self.parts]
+        return np.concatenate([empty, *starts]), np.concatenate([empty, *finishes])
 
     def busy_able(self) -> int:
         """Partitions the group can process at once with every member alive:
