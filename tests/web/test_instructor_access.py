@@ -8,10 +8,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from fastapi.routing import iter_route_contexts
+from typer.testing import CliRunner
 
+from app.cli import main
 from app.main import create_app
 from app.models import Role
-from app.settings import Settings
+from app.settings import Settings, get_settings
 from tests.instructor.second_course import SECOND_COURSE
 from tests.instructor.signing_in import add_user, sign_in
 from tests.web.html import csrf_of, soup
@@ -155,3 +157,23 @@ def test_an_instructor_sees_a_link_to_the_instructor_pages(app):
     assert soup(client.get("/")).select_one("nav.account a[href='/instructor']") is not None
     sign_in(client, "lea@example.com")
     assert soup(client.get("/")).select_one("nav.account a[href='/instructor']") is None
+
+
+def test_the_first_instructor_comes_from_designlab_create_user(make_client, tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'var' / 'first.sqlite3'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(
+            main,
+            ["create-user", "--email", "First@Example.com", "--role", "instructor"],
+            input="a long password\na long password\n",
+        )
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith("created instructor first@example.com (id 1)")
+    client = make_client(steps_dir=SECOND_COURSE, database_url=url)
+    sign_in(client, "first@example.com")
+    page = soup(client.get("/instructor"))
+    assert page.select_one("h1").get_text(strip=True) == "Class · Apply order events exactly once"
