@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from starlette.types import Message, Receive, Scope, Send
+
 # Run as a script, this folder comes first on sys.path, where benchmarks/simulator.py would
 # shadow the simulator package: put the repository root there instead.
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,13 +41,13 @@ class Timed:
         self.app = app
         self.last_ms = 0.0
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
 
-        async def timed_send(message: dict[str, Any]) -> None:
+        async def timed_send(message: Message) -> None:
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body"):
                 self.last_ms = (time.perf_counter() - start) * 1000
@@ -81,7 +83,7 @@ def main(rounds: int) -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="designlab-bench-"))
     settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
         env="test",
         secret_key="benchmark-secret-not-for-production",
         database_url=f"sqlite:///{workdir / 'bench.sqlite3'}",
