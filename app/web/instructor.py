@@ -15,6 +15,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app import simpool
 from app.api.router import MaterialDep
+from app.course.content import LoadedCourse
 from app.errors import DesignlabError, Forbidden, NotFound
 from app.export import grades_csv
 from app.instructor.class_progress import class_table, hardest_checks, learner_detail
@@ -115,13 +116,16 @@ def grades_csv_download(course: CourseDep, session: SessionDep) -> Response:
 
 
 @router.get("/health", name="instructor_health")
-def health_page(request: Request, course: CourseDep, user: InstructorPageDep) -> Response:
+def health_page(request: Request, user: InstructorPageDep) -> Response:
     """Lint findings per file and the self-test (started on the first visit to a course version).
 
-    htmx polls this URL for the ``self_test`` block until the run has finished.
+    Served even when course.yaml does not load (then its problems are the findings and the
+    self-test waits). htmx polls this URL for the ``self_test`` block until the run has finished.
     """
-    version = course_version(course.root)
-    run = _self_tests(request).start(course.root, version)
+    course: LoadedCourse = request.app.state.course_cache.get()
+    run = None
+    if course.course is not None:
+        run = _self_tests(request).start(course.root, course_version(course.root))
     findings = findings_by_file(course)
     context = {
         **_base(request, user, "health"),

@@ -184,3 +184,17 @@ def test_an_edit_starts_a_new_self_test_and_run_again_repeats_it(instructor, sec
     client.get("/instructor/health")
     assert client.app.state.self_tests.get(course_version(second_course_dir)) is not None
     wait_for_self_test(client, second_course_dir)
+
+
+def test_a_course_yaml_that_does_not_load_is_shown_not_a_503(instructor, second_course_dir):
+    course_yaml = second_course_dir / "course.yaml"
+    course_yaml.write_text(course_yaml.read_text().replace("budget_usd: 20000", "budget_usd: -1"))
+    cli = CliRunner().invoke(main, ["lint", str(second_course_dir)])
+    *printed, summary = cli.output.strip().splitlines()
+    response = instructor().get("/instructor/health")
+    assert response.status_code == 200
+    page = soup(response)
+    assert [li["data-lint"] for li in page.select("li.problem")] == printed
+    assert printed[0].startswith(f"{course_yaml}:{line_of(course_yaml, 'budget_usd')}: error: ")
+    assert page.select_one(".lint-summary").get_text(strip=True) == summary
+    assert page.select_one("#self-test .self-test-status")["data-state"] == "waiting"
