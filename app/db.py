@@ -29,14 +29,23 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+POOL_SIZE = 10
+"""Connections an engine keeps open. More are opened when needed and closed when returned
+(``max_overflow=-1``): a request never waits for a pooled connection, because the waiting would
+block the event loop in an async route while the requests holding connections need that loop to
+finish (a deadlock until the pool's timeout)."""
+
+
 def make_engine(url: str) -> Engine:
-    """An Engine for ``url``; SQLite gets foreign keys on and a 5 s busy timeout."""
+    """An Engine for ``url`` (a pool that never makes a request wait, see POOL_SIZE); SQLite gets
+    foreign keys on and a 5 s busy timeout."""
     _ensure_sqlite_dir(url)
+    pool = {"pool_size": POOL_SIZE, "max_overflow": -1}
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, **pool)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -17,6 +17,7 @@ SimulationResult.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import os
@@ -24,8 +25,7 @@ import threading
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-import anyio
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
 from app.errors import BadInput, DesignlabError
 from app.settings import Settings
@@ -142,41 +142,57 @@ class SimulationPool:
                 )
             return self._pool
 
+    def _submit(self, design: Design, scenario: Scenario, seed: int) -> ProcessFuture:
+        check_size(design, scenario, self.limits.max_step_events)
+        return self._get().schedule(
+            _simulate_in_worker, args=(design, scenario, seed), timeout=self.limits.timeout_seconds
+        )
+
+    def _refusal(self, exc: Exception, scenario: Scenario) -> Exception:
+        """The DesignlabError a failed future's exception stands for (or ``exc`` itself)."""
+        if isinstance(exc, FutureTimeout):
+            budget = f"{self.limits.timeout_seconds:g} s"
+            return SimulationRefused(
+                f"Scenario {scenario.name!r} took longer than the {budget} one simulation may "
+                "use, so it was stopped.",
+                [FieldError(f"scenario {scenario.name}", None, "duration_seconds", "over budget")],
+            )
+        if isinstance(exc, ProcessExpired):
+            log.error("simulation worker died", extra={"exitcode": exc.exitcode})
+            return SimulationFailed("The simulation's worker process died; try again.")
+        if isinstance(exc, ValueError):
+            return BadInput(
+                f"Scenario {scenario.name!r} cannot be simulated: {exc}",
+                [FieldError(f"scenario {scenario.name}", None, "", str(exc))],
+            )
+        return exc
+
     def simulate(self, design: Design, scenario: Scenario, seed: int) -> SimulationResult:
         """``simulator.simulate(design, scenario, seed)`` in a worker process; blocks the calling
         thread (call it from a worker thread, or use :meth:`simulate_async`).
 
         Raises SimulationRefused (too large, or over the wall-time budget), SimulationFailed (the
-        worker died), and whatever the simulator raises for the input (ValueError for a bound of
-        its own, as BadInput).
+        worker died), BadInput (the simulator's own ValueError for its bounds), and whatever else
+        the simulator raises.
         """
-        check_size(design, scenario, self.limits.max_step_events)
-        future = self._get().schedule(
-            _simulate_in_worker, args=(design, scenario, seed), timeout=self.limits.timeout_seconds
-        )
+        future = self._submit(design, scenario, seed)
         try:
-            return future.result()
-        except FutureTimeout as exc:
-            budget = f"{self.limits.timeout_seconds:g} s"
-            raise SimulationRefused(
-                f"Scenario {scenario.name!r} took longer than the {budget} one simulation may "
-                "use, so it was stopped.",
-                [FieldError(f"scenario {scenario.name}", None, "duration_seconds", "over budget")],
-            ) from exc
-        except ProcessExpired as exc:
-            log.error("simulation worker died", extra={"exitcode": exc.exitcode})
-            raise SimulationFailed("The simulation's worker process died; try again.") from exc
-        except ValueError as exc:
-            raise BadInput(
-                f"Scenario {scenario.name!r} cannot be simulated: {exc}",
-                [FieldError(f"scenario {scenario.name}", None, "", str(exc))],
-            ) from exc
+            result: SimulationResult = future.result()
+        except Exception as exc:
+            raise self._refusal(exc, scenario) from exc
+        return result
 
     async def simulate_async(
         self, design: Design, scenario: Scenario, seed: int
     ) -> SimulationResult:
-        """:meth:`simulate` from async code: waits in a worker thread, the event loop stays free."""
-        return await anyio.to_thread.run_sync(self.simulate, design, scenario, seed)
+        """:meth:`simulate` from async code: awaits the worker's future on the event loop, so no
+        thread waits (threads stay free for the requests)."""
+        future = self._submit(design, scenario, seed)
+        try:
+            result: SimulationResult = await asyncio.wrap_future(future)
+        except Exception as exc:
+            raise self._refusal(exc, scenario) from exc
+        return result
 
     def close(self) -> None:
         """Stop the workers (a running simulation is killed); the pool restarts on next use."""

@@ -78,11 +78,19 @@ async def ensure_runs(
     session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
 ) -> Runs:
     """Every simulation ``steps`` need for ``design``: cached ones read, the rest simulated off
-    the event loop and stored in the cache (in ``session``; the caller commits). A simulation
-    that raises is kept in ``failures`` and graded as an error, never raised."""
+    the event loop and stored in the cache. A simulation that raises is kept in ``failures`` and
+    graded as an error, never raised.
+
+    Commits ``session`` twice: after reading the cache, so no transaction or pooled connection is
+    held while simulations run, and after storing the new results, so no row lock is held across
+    a later await (two learners with the same design store the same key: on PostgreSQL the second
+    insert waits for the first transaction, and waiting on the event loop would freeze it).
+    """
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
+    session.commit()
     runs = Runs({name: found[key] for name, key in keys.items() if key in found})
+    fresh: dict[CacheKey, SimulationResult] = {}
     for name, key in keys.items():
         if name in runs.results:
             continue
@@ -92,9 +100,12 @@ async def ensure_runs(
         except Exception as exc:  # graded as an error on the checks that need it
             runs.failures[name] = exc
             continue
-        store(session, key, result)
+        fresh[key] = result
         runs.results[name] = result
         runs.simulated += 1
+    for key, result in fresh.items():
+        store(session, key, result)
+    session.commit()
     return runs
 
 

@@ -3,6 +3,7 @@ work, a wall-time budget that kills the worker, and the bounds through the JSON 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -101,3 +102,18 @@ def test_the_api_answers_422_naming_the_fields_for_a_run_over_the_bound(make_cli
     error = response.json()["error"]
     assert error["title"] == "Simulation refused"
     assert {f["field"] for f in error["fields"]} == {"duration_seconds", "load.runs_per_second"}
+
+
+def test_the_async_path_gives_the_same_result_without_a_thread(pool):
+    result = asyncio.run(pool.simulate_async(REFERENCE, PEAK, 11))
+    assert result.model_dump_json() == simulate(REFERENCE, PEAK, 11).model_dump_json()
+
+
+def test_the_async_path_maps_a_timeout_to_a_refusal():
+    pool = SimulationPool(PoolLimits(workers=1, timeout_seconds=1, max_step_events=50_000_000))
+    long = PEAK.model_copy(update={"duration_seconds": 12 * 3600.0})
+    try:
+        with pytest.raises(SimulationRefused):
+            asyncio.run(pool.simulate_async(REFERENCE, long, 1))
+    finally:
+        pool.close()

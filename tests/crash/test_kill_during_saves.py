@@ -1,0 +1,147 @@
+"""SIGKILL the server while 200 learners save at once: after a restart every acknowledged save is
+there, and no design is half-written (each is wholly the old one or wholly the new one, with the
+version that goes with it, and its YAML loads).
+
+Phase 1 gives each of the 200 learners a saved design (version 1, partitions 1000 + i). Phase 2
+fires their second saves (partitions 2000 + i) all at once and kills the server after the first
+acknowledgements, while the rest are in flight or not yet sent. Runs on SQLite and, when
+DATABASE_URL_TEST is set, on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, func, select
+
+from app.models import DesignRecord, StepProgress
+from simulator.design import Design
+from simulator.files import load_model
+from tests.crash.learners import FIELD, STEP, Learner
+from tests.live_server import LiveServer
+
+pytestmark = pytest.mark.slow
+
+LEARNERS = 200
+KILL_AFTER_ACKS = 50
+"""The server is killed as soon as this many second saves were acknowledged."""
+
+
+async def each(learners: list[Learner], work: Callable[[Learner], Awaitable[Any]], at_once: int):
+    """Run ``work`` for every learner, ``at_once`` at a time; returns the results in order."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(learner: Learner) -> Any:
+        async with gate:
+            return await work(learner)
+
+    return await asyncio.gather(*(one(learner) for learner in learners))
+
+
+def page_state(form: dict[str, str]) -> tuple[int, int]:
+    """(design version, partitions) as the learner's step page shows them."""
+    return int(form["design_version"]), int(form[FIELD])
+
+
+async def crash_during_saves(server: LiveServer, learners: list[Learner]) -> dict[str, set[int]]:
+    """Phases 1 and 2 against ``server``; returns who got an acknowledgement and who did not."""
+    await each(learners, Learner.open_step, 20)
+    first = await each(learners, lambda ln: ln.save(1000 + ln.number), 20)
+    assert [r.status_code for r in first] == [200] * LEARNERS
+    assert {page_state(ln.form) for ln in learners} == {(1, 1000 + ln.number) for ln in learners}
+
+    acked: set[int] = set()
+    failed: set[int] = set()
+    enough = asyncio.Event()
+
+    async def second_save(learner: Learner) -> None:
+        try:
+            response = await learner.save(2000 + learner.number)
+        except httpx.TransportError:
+            failed.add(learner.number)
+            return
+        if 200 <= response.status_code < 300:
+            acked.add(learner.number)
+            if len(acked) >= KILL_AFTER_ACKS:
+                enough.set()
+        else:
+            failed.add(learner.number)
+
+    saves = asyncio.gather(*(second_save(ln) for ln in learners))
+    await asyncio.wait_for(enough.wait(), timeout=120)
+    server.kill()
+    await saves
+    return {"acked": acked, "failed": failed}
+
+
+async def with_learners(
+    url: str, cookies: list[httpx.Cookies], work: Callable[..., Awaitable[Any]]
+) -> Any:
+    """Run ``work(learners)`` with one client per cookie jar (one connection each); the jars keep
+    the cookies the server set, for a later round."""
+    clients = [
+        httpx.AsyncClient(
+            base_url=url, timeout=60, cookies=jar, limits=httpx.Limits(max_connections=1)
+        )
+        for jar in cookies
+    ]
+    try:
+        return await work([Learner(i, client) for i, client in enumerate(clients)])
+    finally:
+        for jar, client in zip(cookies, clients, strict=True):
+            jar.update(client.cookies)
+        await asyncio.gather(*(c.aclose() for c in clients))
+
+
+async def read_back(learners: list[Learner]) -> list[tuple[int, int]]:
+    """Each learner's (version, partitions) as their step page shows them."""
+    return [page_state(form) for form in await each(learners, Learner.open_step, 20)]
+
+
+def test_acknowledged_saves_survive_a_sigkill_and_none_is_half_written(database_url, tmp_path):
+    cookies = [httpx.Cookies() for _ in range(LEARNERS)]
+    server = LiveServer({"DATABASE_URL": database_url}, tmp_path / "server.log").start()
+    try:
+        outcome = asyncio.run(
+            with_learners(server.url, cookies, lambda ls: crash_during_saves(server, ls))
+        )
+    finally:
+        server.kill()
+    acked, failed = outcome["acked"], outcome["failed"]
+    assert len(acked) >= KILL_AFTER_ACKS
+    assert failed, "the kill came after every save finished: nothing was in flight"
+
+    restarted = LiveServer({"DATABASE_URL": database_url}, tmp_path / "restarted.log").start()
+    try:
+        states = asyncio.run(with_learners(restarted.url, cookies, read_back))
+    finally:
+        restarted.stop()
+
+    for number, (version, partitions) in enumerate(states):
+        old, new = (1, 1000 + number), (2, 2000 + number)
+        if number in acked:
+            assert (version, partitions) == new, f"learner {number}: acknowledged save lost"
+        else:
+            assert (version, partitions) in (old, new), f"learner {number}: half-written"
+
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        rows = conn.execute(select(DesignRecord.version, DesignRecord.yaml_text)).all()
+        progress = conn.execute(
+            select(func.count()).select_from(StepProgress).where(StepProgress.step_id == STEP)
+        ).scalar_one()
+    engine.dispose()
+    assert len(rows) == LEARNERS
+    assert progress == LEARNERS
+    for version, yaml_text in rows:
+        design = load_model(Design, yaml_text, "design.yaml")
+        assert (version, design.event_log.partitions - 1000 * version) in {
+            (v, p) for v in (1, 2) for p in range(LEARNERS)
+        }
+    report = {"learners": LEARNERS, "acknowledged": len(acked), "cut": len(failed)}
+    print(json.dumps(report))
