@@ -1,0 +1,119 @@
+"""Pause and replay (issue item 3, worked item 5): a group away for 48 h finds its offsets gone;
+auto.offset.reset decides between a replay that meets expired dedupe keys, a silent skip and an
+error. The course's replay scenario in deterministic mode: an event every 20 s, the agent group
+paused at 1 h for 48 h: 181 events applied before it (the one arriving at 1 h is finished first)."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator import simulate
+from simulator.design import Design
+from simulator.faults.replay import pause_replay_estimate
+from simulator.result import Metrics
+from simulator.scenario import ConsumerPause
+from tests.simulator.faults.builders import course_scenario, reference, run
+
+APPLIED_BEFORE = 181  # events at 0, 20, ..., 3600 s (the last one's batch is finished)
+ARRIVED_WHILE_AWAY = 8640  # events at 3620, ..., 176400 s
+PAUSE = {"kind": "consumer_pause", "at_seconds": 3600, "duration_seconds": 48 * 3600}
+
+
+def replay(design: Design, **pause: object) -> Metrics:
+    s = course_scenario("replay", deterministic=True, faults=[{**PAUSE, **pause}])
+    return simulate(design, s).metrics
+
+
+def test_reference_replays_from_earliest_after_the_error_and_dedupe_absorbs_it() -> None:
+    """auto.offset.reset=none: every partition raises, the operator resets to earliest 900 s
+    later; dedupe records are kept 192 h, so all 181 replayed events are recognised."""
+    d = reference()
+    sim, result = run(d, course_scenario("replay", deterministic=True))
+    m = result.metrics
+    partitions = sum(1 for part in sim.groups["agent"].parts if part.n)
+    assert m.offset_reset_errors == partitions > 0
+    assert (m.lost, m.duplicate_effects) == (0, 0)
+    assert m.redelivered == APPLIED_BEFORE
+    assert m.dedupe_skipped == APPLIED_BEFORE
+    [window] = result.fault_windows
+    assert (window.start_s, window.end_s) == (3600.0, 3600.0 + 48 * 3600 + 900)
+
+
+def test_keys_kept_24_hours_are_gone_when_the_48_hour_replay_arrives() -> None:
+    m = replay(reference(delivery={"dedupe_key_retention_hours": 24}))
+    assert m.duplicate_effects == APPLIED_BEFORE
+    assert m.lost == 0
+    # The replay runs at 49 h 15 min (the operator's 900 s): keys kept 49 h miss the first 15 min.
+    partly = replay(reference(delivery={"dedupe_key_retention_hours": 49}))
+    assert partly.duplicate_effects == 900 // 20
+    kept = replay(reference(delivery={"dedupe_key_retention_hours": 50}))
+    assert kept.duplicate_effects == 0
+
+
+def test_no_dedupe_repeats_every_replayed_effect() -> None:
+    m = replay(reference(delivery={"dedupe": "none"}))
+    assert m.duplicate_effects == APPLIED_BEFORE
+
+
+def test_latest_skips_every_event_that_arrived_while_away_silently() -> None:
+    m = replay(reference(event_log={"auto_offset_reset": "latest"}))
+    assert m.lost == ARRIVED_WHILE_AWAY
+    assert (m.duplicate_effects, m.offset_reset_errors, m.redelivered) == (0, 0, 0)
+
+
+def test_earliest_replays_at_once_without_an_error() -> None:
+    m = replay(reference(event_log={"auto_offset_reset": "earliest"}))
+    assert (m.offset_reset_errors, m.lost, m.duplicate_effects) == (0, 0, 0)
+    assert m.redelivered == APPLIED_BEFORE
+
+
+def test_offsets_still_held_resume_from_the_committed_position() -> None:
+    """Offsets kept 7 days (Kafka 2.0 and later): nothing expires, nothing is replayed, nothing
+    is lost, even without dedupe and with auto.offset.reset=latest."""
+    d = reference(delivery={"dedupe": "none"}, event_log={"auto_offset_reset": "latest"})
+    m = replay(d, offsets_retention_hours=168)
+    assert (m.lost, m.duplicate_effects, m.redelivered, m.offset_reset_errors) == (0, 0, 0, 0)
+    assert m.processed == m.arrivals
+
+
+def test_events_deleted_by_retention_before_the_group_read_them_are_lost() -> None:
+    """A 24 h log and a 48 h pause: the group's committed offset is out of range; earliest starts
+    at the oldest event left, and the events of [3600, 90000) s were deleted unread."""
+    d = reference(event_log={"retention_hours": 24, "auto_offset_reset": "earliest"})
+    m = replay(d, offsets_retention_hours=168)
+    assert m.lost == (89_980 - 3620) // 20 + 1
+    assert m.duplicate_effects == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "replayed", "duplicates", "lost", "error"),
+    [
+        ({}, 180, 0, 0, True),
+        ({"delivery": {"dedupe_key_retention_hours": 24}}, 180, 180, 0, True),
+        ({"event_log": {"auto_offset_reset": "latest"}}, 0, 0, 8640, False),
+    ],
+)
+def test_the_closed_form_agrees_with_the_simulation(
+    changes: dict[str, dict[str, object]], replayed: int, duplicates: int, lost: int, error: bool
+) -> None:
+    """Rates times times: 0.05/s x 3600 s applied before the pause, 0.05/s x 172800 s away."""
+    d = reference(**changes)
+    est = pause_replay_estimate(d, 0.05, 16.0, ConsumerPause.model_validate(PAUSE))
+    assert est.replayed == pytest.approx(replayed)
+    assert est.duplicate_effects == pytest.approx(duplicates)
+    assert est.lost == pytest.approx(lost)
+    assert est.offset_reset_error is error
+    m = replay(d)
+    assert m.duplicate_effects == pytest.approx(est.duplicate_effects, abs=1)
+    assert m.lost == pytest.approx(est.lost, abs=1)
+
+
+def test_the_closed_form_covers_two_days_at_the_evening_peak() -> None:
+    """48 h at 36 step events/s is 6.2 million events: the estimate needs no simulation."""
+    pause = ConsumerPause.model_validate(PAUSE)
+    est = pause_replay_estimate(reference(delivery={"dedupe": "none"}), 36.0, 48.0, pause)
+    assert est.replayed == pytest.approx(36.0 * 3600)
+    assert est.duplicate_effects == pytest.approx(36.0 * 3600)
+    backlog = 36.0 * (48 * 3600 + 900)
+    assert est.backlog == pytest.approx(backlog)
+    assert est.drain_seconds == pytest.approx((backlog + 36.0 * 3600) / (48.0 - 36.0))
