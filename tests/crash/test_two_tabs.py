@@ -1,0 +1,56 @@
+"""Two tabs saving the same learner's design: the second save is refused with a clear message,
+keeps what was typed in it, and leaves the first tab's save in place (the version check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.crash.learners import FIELD, STEP, form_fields
+from tests.web.html import soup
+
+pytestmark = pytest.mark.usefixtures("database_url")
+
+
+def open_tab(client) -> dict[str, str]:
+    return form_fields(client.get(f"/steps/{STEP}").text)
+
+
+def save(client, form: dict[str, str], partitions: int, htmx: bool = True):
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(
+        f"/steps/{STEP}", data={**form, FIELD: str(partitions)}, headers=headers,
+        follow_redirects=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def learner(client):
+    """A learner with a saved design (version 1, 24 partitions) and two tabs open on it."""
+    assert save(client, open_tab(client), 24).status_code == 200
+    return client
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "no-javascript"])
+def test_the_second_tab_gets_a_conflict_and_keeps_its_input(learner, htmx):
+    first, second = open_tab(learner), open_tab(learner)
+    assert first["design_version"] == second["design_version"] == "1"
+    assert save(learner, first, 48, htmx).status_code in (200, 303)
+
+    refused = save(learner, second, 96, htmx)
+    assert refused.status_code == 409
+    kept = form_fields(refused.text)
+    assert kept[FIELD] == "96"
+    alert = soup(refused).select_one("#decisions [role=alert]").get_text(" ", strip=True)
+    assert "another tab" in alert and "version 2" in alert and "not saved yet" in alert
+
+    now = open_tab(learner)
+    assert (now["design_version"], now[FIELD]) == ("2", "48")
+
+
+def test_saving_again_from_the_refused_form_overwrites_knowingly(learner):
+    first, second = open_tab(learner), open_tab(learner)
+    save(learner, first, 48)
+    kept = form_fields(save(learner, second, 96).text)
+    assert save(learner, kept, 96).status_code == 200
+    now = open_tab(learner)
+    assert (now["design_version"], now[FIELD]) == ("3", "96")
