@@ -1,0 +1,196 @@
+"""Model provider outage (issue item 5): backlog and drain without a fallback, synchronized 429s
+without jitter, a circuit breaker with a fallback at its own capacity and model version, and the
+response cache keyed with or without the model version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from simulator import simulate
+from simulator.engine import Workload
+from simulator.result import SimulationResult
+from tests.simulator.faults.builders import (
+    UNLIMITED_MODEL,
+    course_scenario,
+    design,
+    known_bad,
+    reference,
+    run_arrays,
+    single_stage,
+)
+
+WORKED = {
+    "event_log": {"partitions": 48},
+    "consumers": {
+        "agent": {"instances": 4, "concurrency_per_instance": 12, "max_poll_records": 48}
+    },
+}
+"""The worked sizing example: 48 partitions on 4 x 12, so 24 events/s at 2 s a step."""
+
+
+def outage(model: dict[str, Any], duration: float = 180.0, **extra: Any) -> SimulationResult:
+    """20 step events/s of 2 s (deterministic); the primary fails from 300 s for ``duration``."""
+    d = design(**WORKED, model=model, **extra)
+    fault = {"kind": "provider_outage", "at_seconds": 300, "duration_seconds": duration}
+    return simulate(d, single_stage(20, 1800, 2.0, [fault]), 1)
+
+
+FAST_RETRY = {"max_attempts": 2, "base_backoff_seconds": 0.5, "max_backoff_seconds": 0.5}
+
+
+def test_without_a_fallback_the_backlog_builds_then_drains() -> None:
+    """Like a consumer outage: 20/s x 180 s = 3,600 events wait, drained at 24 - 20 = 4/s in
+    900 s. Calls to a provider that is down are retried (not dead-lettered, even with two
+    attempts allowed)."""
+    m = outage({"retry": FAST_RETRY}).metrics
+    assert m.backlog_peak == pytest.approx(3600, rel=0.03)
+    assert m.drain_seconds == pytest.approx(900, rel=0.03)
+    assert (m.lost, m.dead_lettered, m.fallback_calls) == (0, 0, 0)
+
+
+def test_retries_without_jitter_come_back_in_synchronized_bursts_of_429s() -> None:
+    """Ten partitions each get an event at 10 s while the provider is down (until 30 s); it then
+    admits two calls at a time. Without jitter all ten retry at the same instants (10 + 1, 3, 7,
+    15, 31 s, then every 16 s): at 41 s two get in and 8 get a 429, at 57 s 6, at 73 s 4, at 89 s
+    2. With full jitter the retries spread out and fewer collide."""
+    results = {}
+    for jitter in ("none", "full"):
+        d = design(
+            event_log={"partitions": 10},
+            consumers={"agent": {"instances": 1, "concurrency_per_instance": 10}},
+            model={
+                "primary": {**UNLIMITED_MODEL, "max_concurrency": 2},
+                "retry": {
+                    "max_attempts": None,
+                    "base_backoff_seconds": 1,
+                    "max_backoff_seconds": 16,
+                    "jitter": jitter,
+                },
+            },
+        )
+        workload = Workload.from_arrays(150.0, agent=([10.0] * 10, [5.0] * 10))
+        fault = {
+            "kind": "provider_outage",
+            "at_seconds": 0,
+            "duration_seconds": 30,
+            "failure_seconds": 0,
+        }
+        results[jitter] = run_arrays(d, workload, [fault])[1]
+    ts = results["none"].timeseries
+    after = {t: e for t, e in zip(ts.t_s, ts.errors, strict=True) if t > 30 and e}
+    assert after == {41.5: 8, 57.5: 6, 73.5: 4, 89.5: 2}  # bins of 0.5 s ending at t
+    assert results["none"].metrics.http_429s == 20
+    assert results["full"].metrics.http_429s < 20
+    spread = results["full"].timeseries
+    assert sum(1 for e in spread.errors if e) > 2 * sum(1 for e in ts.errors if e)
+    assert results["none"].metrics.processed == results["full"].metrics.processed == 10
+
+
+def test_a_breaker_and_a_fallback_sized_for_the_load_keep_runs_moving() -> None:
+    model = {
+        "fallback": {"enabled": True, **UNLIMITED_MODEL, "max_concurrency": 48},
+        "circuit_breaker": {"enabled": True, "failure_threshold": 5, "open_seconds": 30},
+    }
+    m = outage(model, duration=600).metrics
+    assert m.fallback_calls == pytest.approx(20 * 600, rel=0.02)
+    assert m.backlog_peak < 100
+    assert m.drain_seconds is not None and m.drain_seconds < 60
+    assert (m.lost, m.dead_lettered) == (0, 0)
+
+
+def test_a_smaller_fallback_carries_the_runs_at_its_own_capacity() -> None:
+    """A fallback allowing 20 calls at once runs 20 / 2 s = 10 events/s while 20 arrive: the
+    throughput during the outage is the fallback's, and the other 10/s wait."""
+    model = {
+        "fallback": {"enabled": True, **UNLIMITED_MODEL, "max_concurrency": 20},
+        "circuit_breaker": {"enabled": True},
+    }
+    result = outage(model, duration=600, failures={"retry": {"max_attempts": None}})
+    ts = result.timeseries
+    during = [x for t, x in zip(ts.t_s, ts.throughput_eps, strict=True) if 360 < t <= 900]
+    assert np.mean(during) == pytest.approx(10.0, rel=0.05)
+    assert result.metrics.fallback_calls == pytest.approx(10 * 600, rel=0.05)
+    assert result.metrics.backlog_peak == pytest.approx(10 * 600, rel=0.05)
+
+
+def test_a_breaker_without_a_fallback_fails_fast_and_closes_after_a_trial() -> None:
+    """While open, calls fail at once (no second waiting for the primary's error); the first trial
+    after the provider is back closes it, at most open_seconds after recovery."""
+    model = {"circuit_breaker": {"enabled": True, "open_seconds": 30}, "retry": FAST_RETRY}
+    broken = outage(model).metrics
+    plain = outage({"retry": FAST_RETRY}).metrics
+    assert broken.fallback_calls == 0
+    assert broken.backlog_peak == pytest.approx(plain.backlog_peak, rel=0.05)
+    assert broken.drain_seconds is not None and plain.drain_seconds is not None
+    assert abs(broken.drain_seconds - plain.drain_seconds) <= 30
+
+
+def cache_run(key: str, faults: list[dict[str, Any]]) -> SimulationResult:
+    """No dedupe, a response cache, a breaker and a fallback allowing 30 calls at once; batches of
+    up to 10 records, so a crash finds completed records after the committed offset."""
+    d = design(
+        event_log={"partitions": 48},
+        delivery={"dedupe": "none"},
+        consumers={
+            "agent": {"instances": 4, "concurrency_per_instance": 12, "max_poll_records": 120}
+        },
+        model={
+            "fallback": {"enabled": True, **UNLIMITED_MODEL, "max_concurrency": 30},
+            "circuit_breaker": {"enabled": True, "failure_threshold": 5, "open_seconds": 30},
+            "cache": {"enabled": True, "key": key},
+        },
+    )
+    return simulate(d, single_stage(20, 1200, 2.0, faults), 1)
+
+
+CRASH = {"kind": "worker_crash", "at_seconds": 390, "duration_seconds": 60, "instances": "all"}
+BACKLOG = {"kind": "worker_crash", "at_seconds": 100, "duration_seconds": 60, "instances": "all"}
+"""A first crash leaves a backlog, so the second (at 200 s) finds multi-record batches."""
+SECOND = {"kind": "worker_crash", "at_seconds": 200, "duration_seconds": 30, "instances": "all"}
+OUTAGE = {"kind": "provider_outage", "at_seconds": 100, "duration_seconds": 300}
+
+
+def test_a_cache_by_prompt_and_model_version_answers_a_replay_without_paying_twice() -> None:
+    m = cache_run("prompt_hash_and_model_version", [BACKLOG, SECOND]).metrics
+    assert m.duplicate_effects > 0  # no dedupe: the replayed records apply again...
+    assert m.cache_hits == m.duplicate_effects  # ...but their model calls are answered
+    assert m.wrong_model_version_served == 0
+    # Only the calls the crashes cut off are paid again: at most one per partition per crash.
+    assert m.model_calls_repeated <= 2 * 48
+
+
+def test_a_replay_across_a_switch_of_provider() -> None:
+    """Records answered by the fallback before the crash at 390 s are replayed at 450 s, after the
+    primary is back: keyed by model version the cache misses and the primary is paid; keyed by
+    prompt alone the fallback's answers are served as the primary's."""
+    versioned = cache_run("prompt_hash_and_model_version", [OUTAGE, CRASH]).metrics
+    prompt_only = cache_run("prompt_hash", [OUTAGE, CRASH]).metrics
+    assert versioned.fallback_calls == prompt_only.fallback_calls > 0
+    replayed = prompt_only.duplicate_effects
+    assert replayed > 0
+    assert (versioned.cache_hits, versioned.wrong_model_version_served) == (0, 0)
+    assert prompt_only.cache_hits == prompt_only.wrong_model_version_served == replayed
+    assert versioned.model_calls_repeated == prompt_only.model_calls_repeated + replayed
+    assert versioned.tokens_repeated > prompt_only.tokens_repeated
+
+
+def test_course_provider_outage() -> None:
+    """The reference's breaker and fallback keep the peak moving and drain within two minutes;
+    without a fallback ten minutes of calls pile up and are not drained by the window's end."""
+    s = course_scenario("provider-outage")
+    ref = simulate(reference(), s)
+    m = ref.metrics
+    assert m.fallback_calls > 0.9 * 10 * 600
+    assert m.drain_seconds is not None and m.drain_seconds <= 120
+    assert (m.lost, m.wrong_model_version_served) == (0, 0)
+    assert [(w.kind, w.start_s, w.end_s) for w in ref.fault_windows] == [
+        ("provider_outage", 240.0, 840.0)
+    ]
+    bare = simulate(known_bad("no-fallback"), s).metrics
+    assert bare.fallback_calls == 0
+    assert bare.drain_seconds is None
+    assert bare.backlog_peak > 0.8 * 10 * 600
+    assert (bare.lost, bare.dead_lettered) == (0, 0)
