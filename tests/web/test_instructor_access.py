@@ -4,6 +4,8 @@ get the page. The routes are read from the app, so a new instructor route is tes
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,7 +23,10 @@ from tests.web.html import csrf_of, soup
 
 def instructor_routes() -> list[tuple[str, str]]:
     """(path, method) of every route of the app under /instructor, HEAD left out."""
-    settings = Settings(_env_file=None, env="test", secret_key="x" * 32, database_url="sqlite://")
+    unused = Path(tempfile.gettempdir()) / "designlab-routes.sqlite3"  # never connected to
+    settings = Settings(
+        _env_file=None, env="test", secret_key="x" * 32, database_url=f"sqlite:///{unused}"
+    )
     app = create_app(settings)
     found = set()
     for route in iter_route_contexts(app.routes):
