@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from app.api.router import MaterialDep
@@ -84,14 +85,18 @@ async def live_estimate(
     """The estimate panel for the submitted (unsaved) decisions; saves nothing."""
     step = find_step(course, slug)
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-    context = step_page_context(request, session, settings, course, step, user)
-    design: Design = context["design"]
-    problems: tuple[str, ...] = ()
-    if step.available and step.step is not None:
-        edited, errors = read_decisions(step.step, form, design)
-        if edited is None:
-            problems = _labelled(step, errors)
-        else:
-            design = edited
-    context["estimate"] = estimate_view(design, material, step, problems)
-    return render(request, "step.html", context, block="estimate")
+
+    def answer() -> Response:
+        context = step_page_context(request, session, settings, course, step, user)
+        design: Design = context["design"]
+        problems: tuple[str, ...] = ()
+        if step.available and step.step is not None:
+            edited, errors = read_decisions(step.step, form, design)
+            if edited is None:
+                problems = _labelled(step, errors)
+            else:
+                design = edited
+        context["estimate"] = estimate_view(design, material, step, problems)
+        return render(request, "step.html", context, block="estimate")
+
+    return await run_in_threadpool(answer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from app.api.router import MaterialDep
@@ -76,13 +77,17 @@ async def save_decisions(
     """
     step = find_step(course, slug)
     form = await read_form(request)
-    outcome = save_submission(request, session, settings, course, step, user, form)
-    if not isinstance(outcome, Saved):
-        return outcome
-    if not is_htmx(request):
-        return RedirectResponse(request.url_for("step", slug=slug), status_code=303)
-    context = step_page_context(
-        request, session, settings, course, step, outcome.learner, saved=True
-    )
-    add_step_views(context, session, material, step)
-    return render(request, "step.html", context, block="decisions", also=("save_oob",))
+
+    def save_and_answer() -> Response:
+        outcome = save_submission(request, session, settings, course, step, user, form)
+        if not isinstance(outcome, Saved):
+            return outcome
+        if not is_htmx(request):
+            return RedirectResponse(request.url_for("step", slug=slug), status_code=303)
+        context = step_page_context(
+            request, session, settings, course, step, outcome.learner, saved=True
+        )
+        add_step_views(context, session, material, step)
+        return render(request, "step.html", context, block="decisions", also=("save_oob",))
+
+    return await run_in_threadpool(save_and_answer)

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import RedirectResponse, Response
 
@@ -117,7 +118,7 @@ async def report_context(
 ) -> dict[str, Any]:
     """Everything report.html shows for ``design`` (simulating what is not cached)."""
     runs = await ensure_runs(session, design, material, material.loaded.steps)
-    session.commit()
+    await run_in_threadpool(session.commit)
     graded = await grade_off_loop(design, material, material.loaded.steps, runs)
     standing = standings(session, user.id if user else None, course)
     cost_view: Chart | None = cost_chart(graded.cost) if graded.cost else None
@@ -225,12 +226,21 @@ async def upload_design(
             upload_message=message or "The file is not a valid design; nothing was changed.",
         )
         return render(request, "report.html", context, status_code=403 if message else 422)
+    await run_in_threadpool(replace_design, request, session, course, user, uploaded)
+    return RedirectResponse(request.url_for("report"), status_code=303)
+
+
+def replace_design(
+    request: Request, session: Session, course: LoadedCourse, user: User | None, design: Design
+) -> None:
+    """Make ``design`` the learner's (a guest is made if needed), mark every step that was run
+    to re-run, and commit."""
+    assert course.course is not None
     learner = current_or_guest_learner(request, session, user)
     _, version = load_design(session, learner.id, course.course.id)
-    save_design(session, learner.id, course.course.id, uploaded, version)
+    save_design(session, learner.id, course.course.id, design, version)
     mark_needs_rerun(session, learner.id, course.course.id, [s.slug for s in course.steps])
     session.commit()
-    return RedirectResponse(request.url_for("report"), status_code=303)
 
 
 @router.post("/progress/restart", name="restart", dependencies=[CsrfDep])

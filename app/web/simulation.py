@@ -10,13 +10,21 @@ the saved design.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fastapi import APIRouter, Request
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from app.api.router import MaterialDep
 from app.check_outcomes import record_check_outcomes
+from app.course.content import LoadedCourse, LoadedStep
+from app.grading.grader import CourseMaterial
+from app.grading.result import StepResult
 from app.progress import record_run
-from app.step_runs import ensure_runs, grade_off_loop
+from app.settings import Settings
+from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
 from app.web.results import step_results
 from app.web.step_page import find_step, step_page_context
@@ -37,31 +45,62 @@ async def run_step(
     settings: SettingsDep,
     user: UserDep,
 ) -> Response:
-    """Save, simulate (cached by design, scenario, seed and simulator version), grade, record."""
+    """Save, simulate (cached by design, scenario, seed and simulator version), grade, record.
+
+    Database writes and rendering run in worker threads, so a slow commit never holds up the
+    event loop; the simulations run where app.step_runs.simulate_off_loop sends them.
+    """
     step = find_step(course, slug)
     form = await read_form(request)
-    outcome = save_submission(request, session, settings, course, step, user, form)
+    outcome = await run_in_threadpool(
+        save_submission, request, session, settings, course, step, user, form
+    )
     if not isinstance(outcome, Saved):
         return outcome
-    assert course.course is not None
     runs = await ensure_runs(session, outcome.design, material, [step])
-    session.commit()
+    await run_in_threadpool(session.commit)
     graded = await grade_off_loop(outcome.design, material, [step], runs)
-    result = graded.steps[0]
-    record_run(
-        session,
-        outcome.learner.id,
-        course.course.id,
-        step.slug,
-        result.points,
-        result.max_points,
-        passed=result.status == "pass",
-    )
-    record_check_outcomes(session, outcome.learner.id, course.course.id, result)
-    session.commit()
-    if not is_htmx(request) and not runs.failures:
-        url = request.url_for("step", slug=slug)
-        return RedirectResponse(f"{url}#results", status_code=303)
-    context = step_page_context(request, session, settings, course, step, outcome.learner)
-    add_step_views(context, session, material, step, results=step_results(result, runs))
-    return render(request, "step.html", context, block="results", also=("run_oob",))
+    answer = Answer(request, session, settings, course, material, step, outcome, runs)
+    return await run_in_threadpool(answer.record_and_render, graded.steps[0])
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the run's answer needs once the step is graded."""
+
+    request: Request
+    session: Session
+    settings: Settings
+    course: LoadedCourse
+    material: CourseMaterial
+    step: LoadedStep
+    saved: Saved
+    runs: Runs
+
+    def record_and_render(self, result: StepResult) -> Response:
+        """Record the learner's run and each check's verdict, commit, and answer: a redirect to
+        the step without htmx (the page shows the same results), else the results block."""
+        course_id = self.material.course.id
+        learner = self.saved.learner
+        passed = result.status == "pass"
+        record_run(
+            self.session,
+            learner.id,
+            course_id,
+            self.step.slug,
+            result.points,
+            result.max_points,
+            passed=passed,
+        )
+        record_check_outcomes(self.session, learner.id, course_id, result)
+        self.session.commit()
+        request = self.request
+        if not is_htmx(request) and not self.runs.failures:
+            url = request.url_for("step", slug=self.step.slug)
+            return RedirectResponse(f"{url}#results", status_code=303)
+        context = step_page_context(
+            request, self.session, self.settings, self.course, self.step, learner
+        )
+        results = step_results(result, self.runs)
+        add_step_views(context, self.session, self.material, self.step, results=results)
+        return render(request, "step.html", context, block="results", also=("run_oob",))
