@@ -68,6 +68,7 @@ class PoisonState:
     group: str
     quarantine: bool
     poison: dict[tuple[int, int], Stall] = field(default_factory=dict)
+    given_up: dict[int, tuple[int, float]] = field(default_factory=dict)
     marked: int = 0
     quarantined: int = 0
     order_violations: int = 0
@@ -109,11 +110,13 @@ def _given_up(
     sim: Simulation, group: ConsumerGroup, part: Partition, pos: int, t: float, parked: bool
 ) -> None:
     state: PoisonState = sim.extensions["poison"][group.name]
+    previous = state.given_up.get(part.pid)
+    state.given_up[part.pid] = (pos, t)
     stall = state.poison.get((part.pid, pos))
     if stall is None:
         return
     stall.given_up_s = t
-    stall.reached_s = _reached(part, pos)
+    stall.reached_s = _reached(part, pos, previous)
     stall.behind = part.log_end(t) - (pos + 1)
     sim.fault_windows.append(FaultWindow(kind="poison", start_s=stall.reached_s, end_s=t))
     if parked and state.quarantine:
@@ -129,14 +132,16 @@ def _given_up(
                 state.quarantined += 1
 
 
-def _reached(part: Partition, pos: int) -> float:
-    """When the partition's consumer reached offset ``pos``: its arrival, or the finish of the
-    offset before it when that was later."""
+def _reached(part: Partition, pos: int, previous: tuple[int, float] | None = None) -> float:
+    """When the partition's consumer reached offset ``pos``: its arrival, or when the offset
+    before it finished or was given up (``previous``: the partition's last give-up), if later."""
     reached = part.arrival[pos]
     if pos > 0:
         before = part.first_finish[pos - 1]
         if before == before and before > reached:  # not NaN
             reached = before
+        if previous is not None and previous[0] == pos - 1 and previous[1] > reached:
+            reached = previous[1]
     return reached
 
 
@@ -151,7 +156,7 @@ def finish(sim: Simulation) -> None:
             if stall.given_up_s is None:
                 if part.pos != offset or offset < part.hw:
                     continue  # never reached, or processed after all
-                stall.reached_s = _reached(part, offset)
+                stall.reached_s = _reached(part, offset, state.given_up.get(p))
                 stall.behind = part.log_end(sim.duration) - (offset + 1)
                 sim.fault_windows.append(
                     FaultWindow(kind="poison", start_s=stall.reached_s, end_s=sim.duration)
