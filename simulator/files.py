@@ -28,7 +28,35 @@ class _LineLoader(yaml.SafeLoader):
     """Safe loader that records the 1-based line of every node, keyed by its path."""
 
 
-def _walk(node: yaml.Node, path: tuple[str | int, ...], lines: Lines, depth: int) -> None:
+MAX_NUMBER_CHARS = 100
+"""A number written with more characters than this is refused (Python refuses to convert an
+integer of over 4300 digits, and no field of a design or scenario needs more than a few)."""
+
+
+def _refuse(filename: str, line: int | None, field: str, message: str) -> InputFileError:
+    return InputFileError([FieldError(filename, line, field, message)])
+
+
+def _check_events(text: str, filename: str) -> None:
+    """Refuse aliases and nesting deeper than MAX_DEPTH from the parser's event stream, before
+    any tree is built: the composer recurses once per level (thousands of ``[`` exhaust Python's
+    stack) and an alias makes a tree walk visit its anchor again (a YAML bomb)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_LineLoader):
+        line = event.start_mark.line + 1 if event.start_mark else None
+        if isinstance(event, yaml.AliasEvent):
+            raise _refuse(filename, line, "", "YAML aliases (*name) are not allowed")
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH + 1:
+                raise _refuse(filename, line, "", f"nesting deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+
+
+def _walk(
+    node: yaml.Node, path: tuple[str | int, ...], lines: Lines, depth: int, filename: str
+) -> None:
     if depth > MAX_DEPTH:
         raise yaml.YAMLError(f"nesting deeper than {MAX_DEPTH} levels")
     lines.setdefault(path, node.start_mark.line + 1)
@@ -36,34 +64,34 @@ def _walk(node: yaml.Node, path: tuple[str | int, ...], lines: Lines, depth: int
         for key, value in node.value:
             name = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line)
             lines[path + (name,)] = key.start_mark.line + 1
-            _walk(value, path + (name,), lines, depth + 1)
+            _walk(value, path + (name,), lines, depth + 1, filename)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, path + (i,), lines, depth + 1)
+            _walk(item, path + (i,), lines, depth + 1, filename)
+    elif node.tag.endswith((":int", ":float")) and len(node.value) > MAX_NUMBER_CHARS:
+        field = ".".join(str(p) for p in path)
+        message = f"a number of {len(node.value)} characters; at most {MAX_NUMBER_CHARS} are read"
+        raise _refuse(filename, node.start_mark.line + 1, field, message)
 
 
 def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
     """Parse YAML text safely; return the data and a map from key path to line number.
 
     Raises InputFileError for a file over MAX_FILE_BYTES, a syntax error, aliases (a YAML bomb
-    defence: anchors are refused), or nesting deeper than MAX_DEPTH.
+    defence: anchors are refused), nesting deeper than MAX_DEPTH, or a number longer than
+    MAX_NUMBER_CHARS.
     """
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
         raise InputFileError(
             [FieldError(filename, None, "", f"file larger than {MAX_FILE_BYTES} bytes")]
         )
     try:
+        _check_events(text, filename)
         node = yaml.compose(text, Loader=_LineLoader)
         if node is None:
             return None, {}
         lines: Lines = {}
-        _walk(node, (), lines, 0)
-        if "*" in text and any(
-            isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=_LineLoader)
-        ):
-            raise InputFileError(
-                [FieldError(filename, None, "", "YAML aliases (*name) are not allowed")]
-            )
+        _walk(node, (), lines, 0, filename)
         data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
