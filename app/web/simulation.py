@@ -58,7 +58,6 @@ async def run_step(
     if not isinstance(outcome, Saved):
         return outcome
     runs = await ensure_runs(session, outcome.design, material, [step])
-    await run_in_threadpool(session.commit)
     graded = await grade_off_loop(outcome.design, material, [step], runs)
     answer = Answer(request, session, settings, course, material, step, outcome, runs)
     return await run_in_threadpool(answer.record_and_render, graded.steps[0])
@@ -78,8 +77,9 @@ class Answer:
     runs: Runs
 
     def record_and_render(self, result: StepResult) -> Response:
-        """Record the learner's run and each check's verdict, commit, and answer: a redirect to
-        the step without htmx (the page shows the same results), else the results block."""
+        """Record the learner's run and each check's verdict, commit (with the simulations just
+        cached), and answer: a redirect to the step without htmx (the page shows the same
+        results), else the results block."""
         course_id = self.material.course.id
         learner = self.saved.learner
         passed = result.status == "pass"
