@@ -102,7 +102,7 @@ def draw_sagas(
     failed_at = np.where(failed, np.argmin(ok, axis=1), -1).astype(np.int64)
     done = np.where(failed, failed_at, 0)
     zeros = np.zeros(n, dtype=np.int64)
-    if not saga.enabled or saga.compensation_order is CompensationOrder.none or steps < 2:
+    if not saga.enabled or saga.compensation_order == CompensationOrder.none or steps < 2:
         nothing = zeros.astype(bool)
         return SagaDraws(failed_at, zeros, zeros, nothing, nothing, failed_at > 0, zeros, zeros)
     limit = saga.max_compensation_attempts
@@ -129,7 +129,7 @@ def draw_sagas(
         duplicates = zeros
     else:
         duplicates = rng.binomial(retries, applied_on_failure)
-    if saga.compensation_order is CompensationOrder.forward:
+    if saga.compensation_order == CompensationOrder.forward:
         misapplied = np.maximum(compensations - 1, 0)
     else:
         misapplied = zeros
