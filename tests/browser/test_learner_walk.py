@@ -84,6 +84,9 @@ def test_a_new_learner_walks_every_step_to_the_report_card(
 ) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
     page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(server + "/")
     page.get_by_role("link", name="Start").click()
     for step in COURSE.steps:
@@ -93,7 +96,9 @@ def test_a_new_learner_walks_every_step_to_the_report_card(
         type_reference_values(page, step)
         if step.number == 3:
             expect(page.locator("#estimate")).not_to_have_text(before, timeout=SLOW_MS)
-        if step.number == 5:
+        if step.number == 2:
+            run_by_keyboard(page)
+        elif step.number == 5:
             check_a_second_click_does_nothing(page)
         else:
             run_step(page)
@@ -125,6 +130,18 @@ def test_a_new_learner_walks_every_step_to_the_report_card(
     assert shown == {s["id"]: f"{s['points']}/{s['max_points']}" for s in graded["steps"]}
     phone_screenshot(browser, context, server)
     context.close()
+    assert errors == [], "the browser console reported errors"
+
+
+def run_by_keyboard(page: Page) -> None:
+    """Tab from the last decision to the run button: its focus is visible, Enter runs it."""
+    fields = page.locator("#decision-form").locator("input:not([type=hidden]), select")
+    fields.last.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Run the simulation"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    page.keyboard.press("Enter")
+    expect(page.locator("#results .verdict")).to_be_visible(timeout=SLOW_MS)
 
 
 def check_a_second_click_does_nothing(page: Page) -> None:
