@@ -1163,6 +1163,16 @@ class ConsumerGroup:
         finishes = [np.frombuffer(q.first_finish, dtype=np.float64) for q in self.parts]
         return np.concatenate([empty, *starts]), np.concatenate([empty, *finishes])
 
+    def release(self) -> None:
+        """Drop the per-event state (partitions, arrival stream, heap) after the result is built,
+        so it is freed at once even while SimPy processes or hooks still reference the group."""
+        self.parts = []
+        self.heap = []
+        self.early_f = []
+        self.stream_key = array("q", [STREAM_END])
+        self.stream_t = array("d")
+        self.stream_i = 0
+
     def busy_able(self) -> int:
         """Partitions the group can process at once with every member alive:
         ``min(partitions, instances x concurrency_per_instance)``."""

@@ -139,6 +139,18 @@ class Topic:
         ends = np.searchsorted(self._stacked, probes, side="right")
         return ends - self.start[:-1]
 
+    def release(self) -> None:
+        """Drop the event arrays (after the result is built); the topic is empty afterwards."""
+        empty_f = np.empty(0, dtype=np.float64)
+        empty_i = np.empty(0, dtype=np.int64)
+        self.start = np.zeros(self.partitions + 1, dtype=np.int64)
+        self.arrival_s = self.step_s = self.arrival_sorted_s = empty_f
+        self.run = empty_i
+        self.key = np.empty(0, dtype=np.uint64)
+        self._stacked = empty_f
+        self._grid = np.zeros((self.partitions, 0), dtype=np.int64)
+        self._grid_index: dict[float, int] = {}
+
     def precompute_log_ends(self, times: np.ndarray) -> None:
         """Compute every partition's log-end offset at each of ``times`` (sorted seconds, shape
         ``(k,)``) at once: a ``(P, k)`` grid built from one count of arrivals per (partition,

@@ -18,6 +18,7 @@ by the core; the faults layer adds them through :attr:`Simulation.fault_handlers
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
@@ -79,11 +80,17 @@ class Simulation:
         self.topics: dict[str, Topic] = {}
         self.groups: dict[str, ConsumerGroup] = {}
 
+        # The simulation's own view of the workload: the caller's arrays are never modified (an
+        # explicit workload may be simulated again under another design).
         store = design.state_store
         state_load = workload.groups["state"]
-        if state_load.size:
-            state_load.step_s = state_load.step_s * latency_scale(store, state_load.mean_step_s)
-        state_load.mean_step_s = store.write_latency_ms / 1000.0
+        scaled = dataclasses.replace(
+            state_load,
+            step_s=state_load.step_s * latency_scale(store, state_load.mean_step_s),
+            mean_step_s=store.write_latency_ms / 1000.0,
+        )
+        workload = dataclasses.replace(workload, groups={**workload.groups, "state": scaled})
+        self.workload = workload
         for name in GROUPS:
             self.topics[name] = build_topic(design, workload.groups[name])
 
@@ -195,6 +202,23 @@ class Simulation:
             group.advance(t)
             group.auto_commit(t)
             k += 1
+
+    def release(self) -> None:
+        """Drop the per-event state (partitions, topics, workload, hooks) once the result is out.
+
+        A finished simulation sits in reference cycles (SimPy processes, hook closures) that only
+        a full garbage collection frees; releasing its arrays at once keeps back-to-back runs
+        within one run's memory."""
+        for group in self.groups.values():
+            group.release()
+        for topic in self.topics.values():
+            topic.release()
+        self.groups = {}
+        self.topics = {}
+        self.extensions = {}
+        self.fault_handlers = {}
+        self._first = {}
+        self.workload.groups = {}
 
     def run(self) -> SimulationResult:
         """Run the window to its end and assemble the result."""
@@ -471,6 +495,7 @@ def run_workload(
     _, rngs = make_rngs(seed)
     sim = Simulation(env or simpy.Environment(), design, scenario, workload, rngs)
     result = sim.run()
+    sim.release()
     return result.model_copy(update={"seed": seed})
 
 
@@ -496,6 +521,7 @@ def simulate(
     workload = build_workload(design, scenario, workload_rng)
     sim = Simulation(env, design, scenario, workload, rngs)
     result = sim.run().model_copy(update={"seed": seed})
+    sim.release()
     if pricing is not None:
         from simulator.cost import monthly_cost
 

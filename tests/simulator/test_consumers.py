@@ -312,3 +312,16 @@ def test_per_event_failure_hook_stalls_the_partition() -> None:
     assert m.dead_lettered == 1
     assert m.processed == 1
     assert m.by_group["agent"].wait_mean_s == pytest.approx(31 - 0.5, abs=1e-6)
+
+
+def test_an_explicit_workload_is_not_changed_by_a_run() -> None:
+    """The state store scales state-write times for its own run only; a second run of the same
+    workload object gives the same figures, and so does a run after a different design."""
+    workload = Workload.from_arrays(60.0, state=even(20, 60, 0.01))
+    slow = make_design(state_store={"write_latency_ms": 50})
+    first = run(slow, workload)
+    run(make_design(state_store={"write_latency_ms": 5}), workload)
+    again = run(slow, workload)
+    assert first == again
+    assert first.by_group["state"].mean_step_s == pytest.approx(0.05)
+    assert workload.groups["state"].step_s.tolist() == [0.01] * 1200
