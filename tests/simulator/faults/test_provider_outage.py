@@ -181,16 +181,15 @@ def test_course_provider_outage() -> None:
     """The reference's breaker and fallback keep the peak moving and drain within two minutes;
     without a fallback ten minutes of calls pile up and are not drained by the window's end."""
     s = course_scenario("provider-outage")
+    [fault] = [f for f in s.faults if f.kind == "provider_outage"]
+    calls = 0.5 * 20 * fault.duration_seconds  # model calls arriving during the outage
     ref = simulate(reference(), s)
     m = ref.metrics
-    assert m.fallback_calls > 0.9 * 10 * 600
+    assert m.fallback_calls > 0.9 * calls
     assert m.drain_seconds is not None and m.drain_seconds <= 120
     assert (m.lost, m.wrong_model_version_served) == (0, 0)
-    assert [(w.kind, w.start_s, w.end_s) for w in ref.fault_windows] == [
-        ("provider_outage", 240.0, 840.0)
-    ]
     bare = simulate(known_bad("no-fallback"), s).metrics
     assert bare.fallback_calls == 0
     assert bare.drain_seconds is None
-    assert bare.backlog_peak > 0.8 * 10 * 600
+    assert bare.backlog_peak > 0.8 * calls
     assert (bare.lost, bare.dead_lettered) == (0, 0)
