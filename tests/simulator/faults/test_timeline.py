@@ -23,7 +23,7 @@ SCENARIOS = sorted(p.stem for p in (STEPS / "scenarios").glob("*.yaml"))
 
 def expected_windows(design: Design, scenario: Scenario) -> list[tuple[str, float, float]]:
     """The window each injected fault should report (poison stalls and sagas have their own)."""
-    out = []
+    out: list[tuple[str, float, float]] = []
     for f in scenario.faults:
         if isinstance(f, StateFailover):
             out.append((f.kind, f.at_seconds, f.at_seconds + design.state_store.failover_seconds))
