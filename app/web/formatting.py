@@ -86,4 +86,3 @@ def register(env: Environment) -> None:
         component_name=component_name,
         level=level,
     )
-
