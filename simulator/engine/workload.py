@@ -18,6 +18,12 @@ A scenario drives the simulator in one of two ways (``simulator.scenario.Load``)
   ``K = max(1, round(rate x mean agent step))`` runs in flight at a time (Little's law), taken in
   turn, each run making ``fan_out.model_calls`` steps.
 
+The load is *open loop*, as in seed 000's worked example: step events arrive at their nominal times
+whether or not the consumers keep up (3,600 events pile up during a 180 s outage at 20/s). For a
+run keyed by ``run_id`` this is pessimistic: a real run waits for its current step before it emits
+the next, while here a run whose partition is stalled keeps adding its later steps to that
+partition, so per-run keys drain more slowly after an outage than spread keys do.
+
 Deterministic mode (``scenario.deterministic``) means evenly spaced arrivals and constant step
 times whatever the scenario's distributions say.
 
