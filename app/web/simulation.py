@@ -77,9 +77,8 @@ class Answer:
     runs: Runs
 
     def record_and_render(self, result: StepResult) -> Response:
-        """Record the learner's run and each check's verdict, commit (with the simulations just
-        cached), and answer: a redirect to the step without htmx (the page shows the same
-        results), else the results block."""
+        """Record the learner's run and each check's verdict, commit, and answer: a redirect to
+        the step without htmx (the page shows the same results), else the results block."""
         course_id = self.material.course.id
         learner = self.saved.learner
         passed = result.status == "pass"
