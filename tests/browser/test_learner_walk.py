@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,14 +22,8 @@ from app.course.design_fields import get_value
 from app.course.loader import load_course
 from app.web.forms import as_form_value
 from simulator.design import Design
-from tests.browser.live_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DESIGNLAB,
-    REPO,
-    running_server,
-    server_env,
-)
+from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.live_server import REPO, LiveServer
 
 pytestmark = pytest.mark.browser
 
@@ -37,6 +32,7 @@ COURSE = load_course(REPO / "steps")
 REFERENCE = COURSE.reference_design or Design()
 RUN_BUTTON = re.compile(r"^Run the (simulation|checks)$")
 SLOW_MS = 60_000
+DESIGNLAB = Path(sys.executable).with_name("designlab")
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +42,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(workdir: Path) -> Iterator[str]:
-    with running_server(workdir) as url:
-        yield url
+    """The app on a free port with its own SQLite file, stopped after the module."""
+    database = f"sqlite:///{workdir / 'designlab.sqlite3'}"
+    live = LiveServer({"DATABASE_URL": database}, workdir / "server.log").start()
+    yield live.url
+    live.stop()
 
 
 @pytest.fixture(scope="module")
@@ -167,10 +166,10 @@ def check_fault_results(page: Page) -> None:
 
 
 def grade_on_the_command_line(design_file: Path, workdir: Path) -> dict[str, object]:
+    steps = str(REPO / "steps")
     done = subprocess.run(
-        [str(DESIGNLAB), "grade", str(design_file), "--format", "json"],
-        cwd=REPO,
-        env=server_env(workdir / "cli.sqlite3"),
+        [str(DESIGNLAB), "grade", str(design_file), "--format", "json", "--steps-dir", steps],
+        cwd=workdir,
         capture_output=True,
         text=True,
         timeout=300,
