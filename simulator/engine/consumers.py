@@ -258,10 +258,6 @@ class Partition:
         """Events of this partition that arrived by ``t`` (its log-end offset)."""
         return bisect.bisect_right(self.arrival, t)
 
-    def completed(self) -> int:
-        """Offset up to which this owner has completed (the in-progress step excluded)."""
-        return self.cur if self.cur >= 0 else self.pos
-
 
 class ConsumerGroup:
     """One consumer group (``agent``, ``tool`` or ``state``) over its :class:`Topic`.
@@ -1172,8 +1168,3 @@ class ConsumerGroup:
         self.stream_key = array("q", [STREAM_END])
         self.stream_t = array("d")
         self.stream_i = 0
-
-    def busy_able(self) -> int:
-        """Partitions the group can process at once with every member alive:
-        ``min(partitions, instances x concurrency_per_instance)``."""
-        return min(self.partitions, self.instances * self.slots_per_instance)
