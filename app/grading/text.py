@@ -19,9 +19,14 @@ _MARK = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
 
 def _wrapped(label: str, text: str, indent: int) -> list[str]:
     prefix = " " * indent + (f"{label}: " if label else "")
-    return textwrap.wrap(
-        text, WIDTH, initial_indent=prefix, subsequent_indent=" " * (indent + 2)
-    ) or [prefix.rstrip()]
+    lines = textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=prefix,
+        subsequent_indent=" " * (indent + 2),
+        break_on_hyphens=False,
+    )
+    return lines or [prefix.rstrip()]
 
 
 def _check_lines(step: StepResult, check: CheckResult) -> list[str]:
