@@ -53,6 +53,7 @@ def install(sim: Simulation) -> None:
         kicks = SlowBatchKicks(sim, group)
         hooks.slow_batch = kicks.on_slow_batch
         sim.env.process(kicks.process())
+        sim.env.process(kicks.watchdog())
         sim.extensions.setdefault("kicks", {})[group.name] = kicks
     router = build_router(sim)
     agent = sim.groups["agent"]

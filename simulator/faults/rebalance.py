@@ -15,9 +15,15 @@ dedupe their effects are applied again. A redelivered batch that is as slow as t
 again: a rebalance storm that never drains. With durable dedupe the redelivered records are
 skipped and the batch gets through.
 
-Simplifications: the engine notices the kick at the end of the slow batch (Kafka: when the interval
-expires) and the faults layer applies it at the next control instant (at most one lag sample
-later); the kicked process keeps its memory (in-memory dedupe survives a kick, not a crash).
+A batch that never ends (a step retried without limit, a provider that stays down) gets its member
+kicked too: a watchdog looks every :data:`WATCHDOG_FRACTION` of the interval for batches fetched
+longer than ``max_poll_interval_ms`` ago and still running. Kafka removes such a member when the
+interval expires; otherwise an eager rebalance would wait for it for ever.
+
+Simplifications: the engine notices a slow batch at its end (Kafka: when the interval expires) and
+the faults layer applies the kick at the next control instant (at most one lag sample later); a
+batch still running is noticed by the watchdog up to a tenth of the interval late; the kicked
+process keeps its memory (in-memory dedupe survives a kick, not a crash).
 """
 
 from __future__ import annotations
@@ -27,12 +33,18 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from simulator.engine.consumers import ACTIVE, RETRY
 from simulator.result import FaultWindow
 from simulator.scenario import Rebalance
 
 if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup, Partition
     from simulator.engine.run import Simulation
+
+BUSY_STATES = (ACTIVE, RETRY)
+"""Partition states of a batch in progress."""
+WATCHDOG_FRACTION = 0.1
+"""The watchdog looks for overdue batches every this fraction of ``max_poll_interval_ms``."""
 
 
 def rebalance_fault(sim: Simulation, fault: Rebalance) -> Generator[simpy.Event, Any, None]:
@@ -54,6 +66,7 @@ class SlowBatchKicks:
 
     def __init__(self, sim: Simulation, group: ConsumerGroup):
         self.env = sim.env
+        self.duration = sim.duration
         self.group = group
         self.pending: list[int] = []
         self.wake: simpy.Event | None = None
@@ -92,3 +105,26 @@ class SlowBatchKicks:
                 group.incarnation[member] -= 1  # the same process: its memory survives a kick
                 group.rebalances += 1  # it left the group
                 group.restart(now, [member])  # and rejoins on its next poll
+
+    def watchdog(self) -> Generator[simpy.Event, Any, None]:
+        """Kick the members of batches fetched more than ``max_poll_interval_ms`` ago and still
+        running (checked every :data:`WATCHDOG_FRACTION` of the interval)."""
+        env = self.env
+        group = self.group
+        interval = group.max_poll_interval_s
+        period = interval * WATCHDOG_FRACTION
+        while env.now + period <= self.duration:
+            yield env.timeout(period)
+            now = env.now
+            group.advance(now)
+            overdue = {
+                part.owner
+                for part in group.parts
+                if part.owner >= 0 and part.state in BUSY_STATES and now - part.batch_t > interval
+            }
+            for member in sorted(overdue):
+                if member not in self.pending:
+                    self.slow_batches += 1
+                    self.pending.append(member)
+            if self.pending and self.wake is not None and not self.wake.triggered:
+                self.wake.succeed()

@@ -151,6 +151,9 @@ def test_commit_after_with_durable_dedupe_never_loses_nor_duplicates(
     strategy: str,
 ) -> None:
     crashed = min(crashed, instances)
+    # A poll fetches at least one record per partition worked on, so max.poll.records below the
+    # concurrency would not bound what an instance holds; keep it at or above.
+    batch = max(batch, concurrency)
     d = design(
         event_log={"partitions": partitions},
         consumers={

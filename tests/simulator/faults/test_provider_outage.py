@@ -111,9 +111,11 @@ def test_a_smaller_fallback_carries_the_runs_at_its_own_capacity() -> None:
     result = outage(model, duration=600, failures={"retry": {"max_attempts": None}})
     ts = result.timeseries
     during = [x for t, x in zip(ts.t_s, ts.throughput_eps, strict=True) if 360 < t <= 900]
-    assert np.mean(during) == pytest.approx(10.0, rel=0.05)
-    assert result.metrics.fallback_calls == pytest.approx(10 * 600, rel=0.05)
-    assert result.metrics.backlog_peak == pytest.approx(10 * 600, rel=0.05)
+    # Never above the fallback's 10/s; a little below it while 429s from the fallback make
+    # partitions back off.
+    assert 0.9 * 10.0 <= np.mean(during) <= 1.02 * 10.0
+    assert 0.9 * 10 * 600 <= result.metrics.fallback_calls <= 1.02 * 10 * 600
+    assert result.metrics.backlog_peak == pytest.approx(10 * 600, rel=0.1)
 
 
 def test_a_breaker_without_a_fallback_fails_fast_and_closes_after_a_trial() -> None:
