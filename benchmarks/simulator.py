@@ -74,6 +74,42 @@ MIX_SCENARIO = {
     "load": {"runs_per_second": 500 / 72},
 }
 
+FAULT_DESIGN = {
+    **MIX_DESIGN,
+    "name": "500 step events/s with faults",
+    "model": {
+        "primary": {"rpm": 12_000, "tpm": 20_000_000, "max_concurrency": 400},
+        "fallback": {"enabled": True, "rpm": 12_000, "tpm": 20_000_000, "max_concurrency": 400},
+        "circuit_breaker": {"enabled": True},
+        "cache": {"enabled": True},
+    },
+    "state_store": {"replicas": 1, "failover": "automatic", "failover_seconds": 35},
+    "failures": {
+        "retry": {"max_attempts": 5, "max_backoff_seconds": 8, "jitter": "full"},
+        "dead_letter_queue": {"enabled": True},
+        "quarantine_per_key": True,
+    },
+    "tools": {
+        "runners": 16,
+        "concurrency_per_runner": 4,
+        "saga": {"enabled": True, "compensation_order": "reverse"},
+    },
+}
+FAULT_SCENARIO = {
+    **MIX_SCENARIO,
+    "name": "mix-500-faults",
+    "faults": [
+        {"kind": "worker_crash", "at_seconds": 120, "duration_seconds": 60, "instances": 4},
+        {"kind": "provider_outage", "at_seconds": 300, "duration_seconds": 120},
+        {"kind": "state_failover", "at_seconds": 450},
+        {"kind": "broker_loss", "at_seconds": 600, "duration_seconds": 60},
+        {"kind": "rebalance", "at_seconds": 700},
+        {"kind": "poison", "rate": 0.0005},
+        {"kind": "saga_failure"},
+    ],
+}
+"""(c): the (b) load with every fault kind the faults layer simulates, one after another."""
+
 
 def bare_simpy_rate(n: int = 1_000_000) -> tuple[float, float]:
     """Timeouts per wall second and per CPU second of one SimPy process yielding ``n`` timeouts."""
@@ -122,6 +158,14 @@ def main() -> None:
     print(
         f"(b) 15 min at 500 step events/s, course mix: {mix_wall:,.0f} step events/s "
         f"({mix_cpu:,.0f} per CPU second; {mix_n:,} step events)"
+    )
+    fault_wall, fault_cpu, fault_n = events_per_second(
+        Design.model_validate(FAULT_DESIGN), Scenario.model_validate(FAULT_SCENARIO), args.repeat
+    )
+    print(
+        f"(c) (b) with a crash, provider outage, failover, broker loss, rebalance, poison and "
+        f"sagas: {fault_wall:,.0f} step events/s ({fault_cpu:,.0f} per CPU second; "
+        f"{fault_n:,} step events)"
     )
     rates = [bare_simpy_rate() for _ in range(args.repeat)]
     bare_wall = max(r[0] for r in rates)
