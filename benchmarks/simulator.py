@@ -7,6 +7,8 @@ Prints one line per figure:
   on 4 x 12, max.poll.records 50, commit after each batch, every agent worker down for 180 s;
 - (b) 15 minutes at 500 step events/s with the course mix (20 model calls, 12 tool calls and 40
   state writes per run, lognormal and exponential step times, Poisson runs keyed by run id);
+- (c) the load of (b) with every fault kind of the faults layer (crash, provider outage, state
+  failover, broker loss, rebalance, poison, sagas), to show the target holds with faults on;
 - a bare SimPy loop (one process yielding ``env.timeout``) measured in the same run, and the
   ratio of (b) to it;
 - the process's peak resident set size.
