@@ -57,6 +57,20 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h" + (f" {rest // 60} min" if rest // 60 else "")
 
 
+def never_drains(seconds: float | None, note: str | None) -> bool:
+    """True when the simulator says the backlog never drains (capacity at or below arrivals),
+    as opposed to a run that ended while it was still draining."""
+    return seconds is None and (note or "").startswith("never")
+
+
+def drain(seconds: float | None, note: str | None = None) -> str:
+    """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), or "not within
+    the run" (still draining when the scenario ended; the note says how far it had to go)."""
+    if seconds is not None:
+        return duration(seconds)
+    return "never" if never_drains(seconds, note) else "not within the run"
+
+
 def component_name(component: str) -> str:
     """A cost component as words: "workers_agent" -> "workers agent"."""
     return component.replace("_", " ")
@@ -83,6 +97,8 @@ def register(env: Environment) -> None:
         usd=usd,
         usd_short=usd_short,
         duration=duration,
+        drain=drain,
+        never_drains=never_drains,
         component_name=component_name,
         level=level,
     )

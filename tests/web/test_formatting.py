@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.web.formatting import count, duration, eps, level, percent, usd, usd_short
+from app.web.formatting import count, drain, duration, eps, level, percent, usd, usd_short
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,10 @@ def test_money_rates_and_shares():
 )  # fmt: skip
 def test_utilisation_bands_are_ok_high_and_saturated(utilisation, band):
     assert level(utilisation) == band
+
+
+def test_a_backlog_that_never_drains_differs_from_one_still_draining_when_the_run_ended():
+    assert drain(323.4, None) == "5 min 23 s"
+    assert drain(None, "never drains: capacity 4.0/s < arrivals 25.0/s") == "never"
+    still = "still draining at the end of the window: 77 events above normal"
+    assert drain(None, still) == "not within the run"

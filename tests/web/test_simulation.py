@@ -11,6 +11,7 @@ import pytest
 from app.check_outcomes import CheckOutcome
 from app.grading.grader import grade, load_material
 from app.models import DesignRecord, SimResult, StepProgress, StepStatus
+from app.web.formatting import drain
 from simulator.design import Design
 from simulator.files import load_model
 from tests.web.html import soup
@@ -155,6 +156,8 @@ def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_
     assert figures[0].select_one("dd").get_text() == f"{metrics['lost']:,}"
     assert figures[1].select_one("dd").get_text() == f"{metrics['duplicate_effects']:,}"
     assert figures[2].select_one("dd").get_text() == f"{metrics['tokens_repeated']:,}"
+    expected_drain = drain(metrics["drain_seconds"], metrics["drain_note"])
+    assert figures[3].select_one("dd").get_text() == expected_drain
     lag = json.loads(page.select_one("script#chart-lag-data").get_text())
     assert lag["windows"] == [{"label": "worker crash", "start": 30.0, "end": 60.0}]
     assert (lag["x"]["label"], lag["y"]["label"]) == ("time (s)", "lag (step events)")
