@@ -48,7 +48,7 @@ class Rule:
     per: str = "learner"
 
 
-SIGN_IN_ROUTES = (("login", "POST"),)
+SIGN_IN_ROUTES = (("login", "POST"), ("signup", "POST"))
 GRADE_ROUTES = (("grade_design", "POST"), ("report", "GET"))
 SIMULATE_ROUTES = (("simulate_design", "POST"), ("run_step", "POST"))
 """Route names and methods each kind of limit applies to (the API's and the step pages')."""
