@@ -16,8 +16,9 @@ the engine's hook points and registers one SimPy process per fault kind:
 ``saga_failure``    :mod:`.saga` (compensations, their order and keys, the human queue)
 ==================  ============================================================================
 
-Unavailability (a provider outage, a failover) is a transient failure everywhere: consumers retry
-with backoff and never dead-letter for it (:mod:`.hooks`). Every fault adds its window to
+Unavailability (a provider outage, a failover) and rate limits are transient failures everywhere:
+consumers retry with backoff and never dead-letter for them (:mod:`.hooks`); only a call no
+provider could ever admit fails for good. Every fault adds its window to
 ``fault_windows`` (charts shade it; ``drain_seconds`` is measured from the end of the last one),
 and errors show in the errors time series.
 """
@@ -46,8 +47,13 @@ __all__ = ["install"]
 def install(sim: Simulation) -> None:
     """Plug the faults layer into ``sim`` (before it runs): group hooks, the model router, the
     checkpoint rework on crashes, one handler per fault kind and the result figures."""
+    model = sim.design.model
+    tokens = sim.workload.tokens_per_call
+    never_admitted = tokens > model.primary.tpm and (
+        not model.fallback.enabled or tokens > model.fallback.tpm
+    )
     for group in sim.groups.values():
-        hooks = GroupHooks(group)
+        hooks = GroupHooks(group, rate_limit_is_permanent=never_admitted)
         group.faults = hooks
         sim.extensions.setdefault("hooks", {})[group.name] = hooks
         kicks = SlowBatchKicks(sim, group)

@@ -3,10 +3,12 @@
 The data plane (``simulator.engine.consumers``) calls these on its rare paths only:
 
 - :meth:`GroupHooks.retry_wait`: a step was rejected. An unavailable resource (a provider outage,
-  a state-store failover: ``REJECT_DOWN``) is a *transient* failure: the consumer retries it with
-  the group's backoff (capped at ``max_backoff_seconds``, with the design's jitter) for as long as
-  it takes, never dead-lettering it, and commits nothing past it. A rate limit (HTTP 429) keeps the
-  engine's own rule (the retry policy's attempt limit, then ``failures.retry``).
+  a state-store failover: ``REJECT_DOWN``) and a rate limit (HTTP 429) are *transient* failures
+  (seed 000: "a rate limit or timeout is transient, so retry with backoff"): the consumer retries
+  with the group's backoff (exponential, capped at ``max_backoff_seconds``, with the design's
+  jitter) for as long as it takes, never dead-lettering the event, and commits nothing past it. A
+  call that no provider could ever admit (more tokens than its TPM) keeps the engine's own rule:
+  the retry policy's attempt limit, then ``failures.retry`` and the dead-letter queue.
 - :meth:`GroupHooks.on_repeat`: an agent step is about to run again (a redelivered step that had
   completed, or one whose call a crash abandoned); the response cache and recorded results decide
   whether the model is called again (:class:`simulator.faults.provider_outage.RepeatPolicy`).
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from simulator.engine.provider import REJECT_DOWN, backoff_seconds
+from simulator.engine.provider import REJECT_429, REJECT_DOWN, backoff_seconds
 
 if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup, Partition
@@ -41,8 +43,9 @@ class GroupHooks:
     takes its time to fail), given the time of the rejection.
     """
 
-    def __init__(self, group: ConsumerGroup):
+    def __init__(self, group: ConsumerGroup, rate_limit_is_permanent: bool = False):
         self.group = group
+        self.rate_limit_is_permanent = rate_limit_is_permanent
         self.repeat: RepeatHook | None = None
         self.slow_batch: SlowBatchHook | None = None
         self.give_up: list[GiveUpHook] = []
@@ -52,16 +55,20 @@ class GroupHooks:
     def retry_wait(self, group: ConsumerGroup, part: Partition, t: float, code: float) -> float:
         """Seconds until ``part``'s rejected step is tried again, or -1 for the engine's own rule.
 
-        ``REJECT_DOWN`` is transient: ``backoff_seconds(group.retry_policy, attempt)``
-        (exponential, capped at ``max_backoff_seconds``, jittered), plus any ``reject_delay``;
+        Transient (``REJECT_DOWN``, or a 429 that could succeed later):
+        ``backoff_seconds(group.retry_policy, attempt)`` (exponential, capped at
+        ``max_backoff_seconds``, jittered), plus any ``reject_delay`` for an unavailable provider;
         never dead-lettered.
         """
-        if code != REJECT_DOWN:
+        if code == REJECT_DOWN:
+            wait = backoff_seconds(group.retry_policy, part.attempt, group.rng)
+            if self.reject_delay is not None:
+                wait += self.reject_delay(t)
+        elif code == REJECT_429 and not self.rate_limit_is_permanent:
+            wait = backoff_seconds(group.retry_policy, part.attempt, group.rng)
+        else:
             return -1.0
         self.transient_retries += 1
-        wait = backoff_seconds(group.retry_policy, part.attempt, group.rng)
-        if self.reject_delay is not None:
-            wait += self.reject_delay(t)
         return wait
 
     def on_repeat(

@@ -38,29 +38,32 @@ def test_fifty_steps_of_two_seconds_fit_the_poll_interval() -> None:
 
 
 def test_fifty_steps_of_seven_seconds_get_the_consumer_kicked_and_the_batch_redelivered() -> None:
-    """350 s > 300 s: the member is kicked, its commit fails and the batch comes back; each pass
-    is as slow as the first, so without dedupe the storm never ends."""
+    """350 s > 300 s: the member is kicked (the watchdog notices within a tenth of the interval
+    after 300 s), its commit fails and the batch comes back; each pass is as slow as the first, so
+    without dedupe the storm never ends."""
     sim, result = fifty_records(7.0, "none")
     m = result.metrics
     kicks = sim.extensions["kicks"]["agent"].kicks
-    # 2400 s window: passes of 350 s (plus the rejoin) -> 6 kicks, each a leave and a rejoin.
-    assert kicks == 6
-    assert m.rebalances == 2 * kicks
-    assert m.redelivered >= FIFTY * (kicks - 1)
-    assert m.duplicate_effects >= FIFTY * (kicks - 1)
+    assert kicks >= 2400 // 350
+    assert m.rebalances == 2 * kicks  # each kick: a leave and a rejoin
+    assert m.redelivered == FIFTY * kicks
+    assert m.duplicate_effects >= (300 // 7) * (kicks - 1)
     assert result.timeseries.lag_total[-1] == FIFTY  # the committed offset never moved
     assert m.lag_total_max == FIFTY
 
 
 def test_durable_dedupe_lets_the_redelivered_batch_through() -> None:
+    """Kicked once, between 300 s and 330 s; the records done by then are skipped on the second
+    pass, the rest are applied, and the batch commits."""
     sim, result = fifty_records(7.0, "durable_same_transaction")
     m = result.metrics
     assert sim.extensions["kicks"]["agent"].kicks == 1
     assert m.rebalances == 2
     assert m.redelivered == FIFTY
-    assert m.dedupe_skipped == FIFTY
+    assert 300 // 7 <= m.dedupe_skipped <= 330 // 7
     assert (m.duplicate_effects, m.lost) == (0, 0)
     assert m.processed == FIFTY
+    assert result.timeseries.lag_total[-1] == 0
 
 
 def test_big_poll_batches_after_a_long_crash_cause_a_rebalance_storm() -> None:

@@ -1,7 +1,7 @@
 """Pause and replay (issue item 3, worked item 5): a group away for 48 h finds its offsets gone;
 auto.offset.reset decides between a replay that meets expired dedupe keys, a silent skip and an
-error. The course's replay scenario in deterministic mode: an event every 20 s, the agent group
-paused at 1 h for 48 h: 181 events applied before it (the one arriving at 1 h is finished first)."""
+error. An event every 20 s into the agent group for 52 h, the group paused at 1 h for 48 h with
+offsets kept 24 h: 181 events applied before it (the one arriving at 1 h is finished first)."""
 
 from __future__ import annotations
 
@@ -11,24 +11,34 @@ from simulator import simulate
 from simulator.design import Design
 from simulator.faults.replay import pause_replay_estimate
 from simulator.result import Metrics
-from simulator.scenario import ConsumerPause
-from tests.simulator.faults.builders import course_scenario, reference, run
+from simulator.scenario import ConsumerPause, Scenario
+from tests.simulator.faults.builders import reference, run, single_stage
 
 APPLIED_BEFORE = 181  # events at 0, 20, ..., 3600 s (the last one's batch is finished)
 ARRIVED_WHILE_AWAY = 8640  # events at 3620, ..., 176400 s
-PAUSE = {"kind": "consumer_pause", "at_seconds": 3600, "duration_seconds": 48 * 3600}
+PAUSE = {
+    "kind": "consumer_pause",
+    "at_seconds": 3600,
+    "duration_seconds": 48 * 3600,
+    "offsets_retention_hours": 24,
+    "operator_response_seconds": 900,
+}
+
+
+def replay_scenario(**pause: object) -> Scenario:
+    """0.05 step events/s for 52 h, 2 s steps, evenly spaced; the pause at 1 h for 48 h."""
+    return single_stage(0.05, 52 * 3600, 2.0, [{**PAUSE, **pause}])
 
 
 def replay(design: Design, **pause: object) -> Metrics:
-    s = course_scenario("replay", deterministic=True, faults=[{**PAUSE, **pause}])
-    return simulate(design, s).metrics
+    return simulate(design, replay_scenario(**pause)).metrics
 
 
 def test_reference_replays_from_earliest_after_the_error_and_dedupe_absorbs_it() -> None:
     """auto.offset.reset=none: every partition raises, the operator resets to earliest 900 s
     later; dedupe records are kept 192 h, so all 181 replayed events are recognised."""
     d = reference()
-    sim, result = run(d, course_scenario("replay", deterministic=True))
+    sim, result = run(d, replay_scenario())
     m = result.metrics
     partitions = sum(1 for part in sim.groups["agent"].parts if part.n)
     assert m.offset_reset_errors == partitions > 0
