@@ -24,8 +24,11 @@ MAX_DEPTH = 32
 Lines = dict[tuple[str | int, ...], int]
 
 
-class _LineLoader(yaml.SafeLoader):
-    """Safe loader that records the 1-based line of every node, keyed by its path."""
+_SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeBase):
+    """Safe loader (libyaml's when PyYAML was built with it) whose nodes keep their lines."""
 
 
 MAX_NUMBER_CHARS = 100
@@ -92,13 +95,14 @@ def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
             return None, {}
         lines: Lines = {}
         _walk(node, (), lines, 0, filename)
-        data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
+        data = _LineLoader("").construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
-        raise InputFileError(
-            [FieldError(filename, line, "", f"YAML syntax: {exc.problem}")]
-        ) from exc
+        problem = f"YAML syntax: {exc.problem}"
+        if "nesting depth" in str(exc.problem):  # libyaml's own limit, far above ours
+            problem = f"nesting deeper than {MAX_DEPTH} levels"
+        raise InputFileError([FieldError(filename, line, "", problem)]) from exc
     except yaml.YAMLError as exc:
         raise InputFileError([FieldError(filename, None, "", f"YAML: {exc}")]) from exc
     return data, lines
