@@ -23,9 +23,17 @@ def _ensure_sqlite_dir(url: str) -> None:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """Foreign keys on; wait for a writer instead of failing; write-ahead log.
+
+    WAL with synchronous=NORMAL keeps every committed transaction through a crash of the process
+    (the case the crash test covers); only a power loss can drop the last few. It saves an fsync
+    per commit, which is most of a cached step run's time.
+    """
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
