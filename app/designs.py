@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -36,7 +37,9 @@ def save_design(
 ) -> int:
     """Store ``design`` if the saved one is still at ``expected_version``; return the new version.
 
-    Raises Conflict when another request saved first (the learner edited in two tabs).
+    Raises Conflict when another request saved first (the learner edited in two tabs), also when
+    that request is in another app process and commits while this one writes: the write is made
+    in a savepoint, so after a Conflict the caller's session is still usable (to show the form).
     """
     record = _record(session, user_id, course_id)
     current = record.version if record is not None else 0
@@ -45,13 +48,16 @@ def save_design(
             f"Your design was saved elsewhere (version {current}, this page had "
             f"{expected_version}). Reload the page to see it."
         )
-    if record is None:
-        record = DesignRecord(user_id=user_id, course_id=course_id, yaml_text=dump_yaml(design))
-        session.add(record)
-    else:
-        record.yaml_text = dump_yaml(design)
+    session.flush()
     try:
-        session.flush()
-    except StaleDataError as exc:
+        with session.begin_nested():
+            if record is None:
+                record = DesignRecord(
+                    user_id=user_id, course_id=course_id, yaml_text=dump_yaml(design)
+                )
+                session.add(record)
+            else:
+                record.yaml_text = dump_yaml(design)
+    except (StaleDataError, IntegrityError) as exc:
         raise Conflict("Your design was saved by another request; reload the page.") from exc
     return record.version

@@ -68,10 +68,12 @@ class PostgresDatabases:
             self._template = name
         return self._template
 
-    def create(self) -> str:
-        """A new database at migration head; returns its URL (password included)."""
+    def create(self, migrated: bool = True) -> str:
+        """A new database, at migration head or (``migrated=False``) empty; returns its URL
+        (password included)."""
         name = f"designlab_test_{uuid.uuid4().hex[:12]}"
-        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template()}"')
+        source = self.template() if migrated else "template1"
+        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}"')
         return self.url_of(name).render_as_string(hide_password=False)
 
     def drop(self, url: str) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import Connection, engine_from_config, pool
+from sqlalchemy import Connection, engine_from_config, pool, text
 
 from app.models import Base
 from app.settings import get_settings
 
 config = context.config
+LOCK_KEY = 0x64657369676E6C  # "designl": the PostgreSQL advisory lock held while migrating
 target_metadata = Base.metadata
 
 
@@ -43,6 +44,10 @@ def run_online() -> None:
     with connectable.connect() as connection:
         _configure(connection)
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Instances starting together migrate one at a time: the others wait here until
+                # the first commits, then find the schema at head.
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
             context.run_migrations()
 
 
