@@ -1,0 +1,300 @@
+"""Load: 50 learners on one designlab instance over loopback for 60 s, browsing and running
+simulations; prints p50/p95/max per kind of request and the errors. Target (issue 9): page p95
+<= 300 ms with no errors.
+
+    .venv/bin/python benchmarks/load.py [--learners 50] [--seconds 60] [--url URL]
+
+Without ``--url`` it starts ``uvicorn app.main:create_app --factory`` on a free port of
+127.0.0.1 (``ENV=test``: production behaviour but for Secure cookies, which plain HTTP drops; a
+new SQLite file unless ``--database-url``; the simulation pool at its default, CPU cores less
+one) and stops it at the end. Only 127.0.0.1 is ever contacted.
+
+Each learner is a browser with its own session (cookies, CSRF token): it opens the overview,
+then goes through the steps in order. On each step it reads the page, saves one changed decision
+(``POST /steps/{slug}`` as htmx does), runs the step (``POST /steps/{slug}/run``: the step's
+scenarios are simulated for its own design, then graded) and goes on; after one step in ten it
+opens the report card. Between requests it thinks for a uniform 1-4 s (the course's pace is
+about four minutes a step, so this is a class working at several times its real speed).
+Learners start over the first 5 s. Every response is checked: an error is a transport error or
+any status other than 200/303, or a run whose results hold a check that could not run (its
+simulation refused or failed).
+
+Kinds: ``page`` (overview and step pages), ``save``, ``run`` (the step's simulations and its
+grading), ``report`` (the report card: every step graded, simulating what is not cached for the
+learner's design) and ``static``. A request still running at the deadline is awaited
+and counted.
+
+Measured on the 2-core development machine (shared with other work), 50 learners, 60 s:
+see the figures printed by a run; the team's last run is quoted in deploy/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[0] = str(ROOT)  # benchmarks/simulator.py must not shadow the simulator package
+
+PAGE_P95_TARGET_MS = 300.0
+REPORT_CHANCE = 0.1
+"""After each step, the chance a learner opens the report card (it grades every step)."""
+OK = {200, 303}
+
+
+@dataclass
+class Figures:
+    """Latencies in milliseconds and error descriptions, per kind of request."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def record(self, kind: str, started: float, outcome: httpx.Response | Exception) -> None:
+        self.latencies[kind].append((time.perf_counter() - started) * 1000)
+        if isinstance(outcome, Exception):
+            self.errors[kind].append(type(outcome).__name__)
+        elif outcome.status_code not in OK:
+            self.errors[kind].append(str(outcome.status_code))
+
+    def summary(self) -> dict[str, dict[str, float | int | dict[str, int]]]:
+        out: dict[str, dict[str, float | int | dict[str, int]]] = {}
+        for kind in sorted(self.latencies):
+            values = sorted(self.latencies[kind])
+            errors: dict[str, int] = defaultdict(int)
+            for error in self.errors[kind]:
+                errors[error] += 1
+            out[kind] = {
+                "requests": len(values),
+                "errors": len(self.errors[kind]),
+                "error_kinds": dict(errors),
+                "p50_ms": round(statistics.median(values), 1),
+                "p95_ms": round(percentile(values, 95), 1),
+                "max_ms": round(values[-1], 1),
+            }
+        return out
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """The nearest-rank percentile of an ascending list."""
+    rank = max(1, int(round(p / 100 * len(sorted_values) + 0.5)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def decision_form(html: str) -> tuple[dict[str, str], list[tuple[str, int, int]]]:
+    """The step's decision form as a browser would send it, and its number inputs as
+    (name, min, max)."""
+    form = BeautifulSoup(html, "html.parser").select_one("#decisions form")
+    if form is None:
+        return {}, []
+    values: dict[str, str] = {}
+    numbers: list[tuple[str, int, int]] = []
+    for control in form.select("input[name]"):
+        kind = control.get("type", "text")
+        if kind in ("radio", "checkbox") and not control.has_attr("checked"):
+            continue
+        name = str(control["name"])
+        values[name] = str(control.get("value", "on"))
+        if kind == "number" and control.get("step", "1") == "1" and values[name].isdigit():
+            low = int(float(str(control.get("min", "0"))))
+            high = int(float(str(control.get("max", "10000"))))
+            numbers.append((name, low, high))
+    for select in form.select("select[name]"):
+        chosen = select.select_one("option[selected]") or select.select_one("option")
+        if chosen is not None:
+            values[str(select["name"])] = str(chosen.get("value", ""))
+    return values, numbers
+
+
+def changed(values: dict[str, str], numbers: list[tuple[str, int, int]], rng: random.Random):
+    """``values`` with one whole-number decision moved by about a quarter, within its bounds."""
+    if not numbers:
+        return values
+    name, low, high = rng.choice(numbers)
+    current = int(values[name])
+    step = max(1, round(current * 0.25))
+    moved = min(high, max(low, current + rng.choice((-step, step))))
+    return {**values, name: str(moved)}
+
+
+class Learner:
+    """One browser going through the course until the deadline."""
+
+    def __init__(self, number: int, url: str, slugs: list[str], figures: Figures, seed: int):
+        self.client = httpx.AsyncClient(base_url=url, timeout=120, follow_redirects=False)
+        self.slugs = slugs
+        self.figures = figures
+        self.rng = random.Random(seed * 1000 + number)
+        self.number = number
+
+    async def request(self, kind: str, method: str, path: str, **kwargs) -> httpx.Response | None:
+        started = time.perf_counter()
+        try:
+            response = await self.client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            self.figures.record(kind, started, exc)
+            return None
+        self.figures.record(kind, started, response)
+        return response
+
+    async def think(self, low: float, high: float, deadline: float) -> bool:
+        await asyncio.sleep(self.rng.uniform(low, high))
+        return time.monotonic() < deadline
+
+    async def run(self, deadline: float, think: tuple[float, float]) -> None:
+        await asyncio.sleep(self.rng.uniform(0, 5))
+        htmx = {"HX-Request": "true"}
+        try:
+            await self.request("page", "GET", "/")
+            await self.request("static", "GET", "/static/css/designlab.css")
+            for index in range(10_000):
+                slug = self.slugs[index % len(self.slugs)]
+                if not await self.think(*think, deadline):
+                    return
+                page = await self.request("page", "GET", f"/steps/{slug}")
+                if page is None or page.status_code != 200:
+                    continue
+                values, numbers = decision_form(page.text)
+                if values:
+                    if not await self.think(*think, deadline):
+                        return
+                    sent = changed(values, numbers, self.rng)
+                    saved = await self.request(
+                        "save", "POST", f"/steps/{slug}", data=sent, headers=htmx
+                    )
+                    if saved is not None and saved.status_code == 200:
+                        values, _ = decision_form(saved.text)
+                    if not await self.think(*think, deadline):
+                        return
+                    ran = await self.request(
+                        "run", "POST", f"/steps/{slug}/run", data=values, headers=htmx
+                    )
+                    if ran is not None and 'class="check check-error"' in ran.text:
+                        self.figures.errors["run"].append("check could not run")
+                if self.rng.random() < REPORT_CHANCE:
+                    if not await self.think(*think, deadline):
+                        return
+                    await self.request("report", "GET", "/report")
+        finally:
+            await self.client.aclose()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(database_url: str | None, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """uvicorn on a free loopback port; returns the process and its URL once /healthz is 200."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "ENV": "test",  # production but for Secure cookies, which plain-HTTP loopback drops
+        "SECRET_KEY": "load-benchmark-" + os.urandom(16).hex(),
+        "DATABASE_URL": database_url or f"sqlite:///{tempfile.mkdtemp()}/load.sqlite3",
+        "STEPS_DIR": str(ROOT / "steps"),
+        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+    }
+    command = [
+        sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
+        "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
+    ]  # fmt: skip
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited: see {log_path}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"the server did not start: see {log_path}")
+
+
+def course_slugs() -> list[str]:
+    from app.course.loader import load_course
+
+    return [step.slug for step in load_course(ROOT / "steps").steps]
+
+
+async def load(url: str, learners: int, seconds: float, think: tuple[float, float], seed: int):
+    figures = Figures()
+    slugs = course_slugs()
+    deadline = time.monotonic() + seconds
+    started = time.perf_counter()
+    crowd = [Learner(i, url, slugs, figures, seed) for i in range(learners)]
+    await asyncio.gather(*(learner.run(deadline, think) for learner in crowd))
+    return figures, time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--learners", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--think-min", type=float, default=1.0)
+    parser.add_argument("--think-max", type=float, default=4.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--url", help="an already running instance on 127.0.0.1")
+    parser.add_argument("--database-url", help="for the started server (default: new SQLite)")
+    args = parser.parse_args()
+    if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
+        raise SystemExit("--url must be on 127.0.0.1: this benchmark only loads loopback")
+
+    process = None
+    log_path = Path(os.environ.get("LOAD_SERVER_LOG") or Path(tempfile.mkdtemp()) / "server.log")
+    url = args.url
+    if url is None:
+        process, url = start_server(args.database_url, log_path)
+    try:
+        figures, wall = asyncio.run(
+            load(url, args.learners, args.seconds, (args.think_min, args.think_max), args.seed)
+        )
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+
+    summary = figures.summary()
+    total = sum(int(k["requests"]) for k in summary.values())
+    errors = sum(int(k["errors"]) for k in summary.values())
+    print(f"{args.learners} learners, {wall:.0f} s, {total} requests ({total / wall:.1f}/s)")
+    print(f"{'kind':<8}{'requests':>10}{'errors':>8}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
+    for kind, row in summary.items():
+        print(
+            f"{kind:<8}{row['requests']:>10}{row['errors']:>8}{row['p50_ms']:>10}"
+            f"{row['p95_ms']:>10}{row['max_ms']:>10}"
+        )
+    page_p95 = float(summary.get("page", {}).get("p95_ms", 0.0))
+    verdict = page_p95 <= PAGE_P95_TARGET_MS and errors == 0
+    print(json.dumps({"learners": args.learners, "seconds": round(wall, 1), "kinds": summary}))
+    print(
+        f"page p95 {page_p95:.0f} ms (target <= {PAGE_P95_TARGET_MS:.0f}), errors {errors}: "
+        + ("met" if verdict else "NOT met")
+    )
+    if process is not None and errors:
+        print(f"server log: {log_path}")
+    return 0 if verdict else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
