@@ -859,7 +859,10 @@ class ConsumerGroup:
         for their next record (``Partition.stream_wait``) without any heap operation.
         """
         heap = self.heap
-        limit_key = (int(until * TICKS_PER_S) << PBITS) | MASK
+        ticks = TICKS_PER_S
+        pbits = PBITS
+        mask = MASK
+        limit_key = (int(until * ticks) << pbits) | mask
         stream_key = self.stream_key
         si = self.stream_i
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
@@ -886,6 +889,13 @@ class ConsumerGroup:
         csum = self.committed_sum
         busy = self.busy
         busy_max = self.busy_max
+        guard_s = STREAM_GUARD_S
+        idle = IDLE
+        active = ACTIVE
+        retry = RETRY
+        wait_slot = WAIT_SLOT
+        poll_state = POLL
+        done = DONE
         while True:
             sk = stream_key[si]
             if heap and heap[0] < sk:
@@ -893,7 +903,7 @@ class ConsumerGroup:
                 if key > limit_key:
                     break
                 own = True
-                p = key & MASK
+                p = key & mask
                 part = parts[p]
                 t = part.next_t
                 state = part.state
@@ -901,7 +911,7 @@ class ConsumerGroup:
                 if sk > limit_key:
                     break
                 si += 1
-                p = sk & MASK
+                p = sk & mask
                 part = parts[p]
                 if not part.stream_wait:
                     continue
@@ -909,10 +919,10 @@ class ConsumerGroup:
                 own = False
                 key = sk
                 t = stream_t[si - 1]
-                state = IDLE
+                state = idle
             arrival = part.arrival
             n = part.n
-            if state == IDLE:
+            if state == idle:
                 # A record arrived for a partition with nothing in progress.
                 pos = part.pos
                 retried = False
@@ -923,7 +933,7 @@ class ConsumerGroup:
                             free_slots[owner] -= 1
                             part.slot = True
                         else:
-                            part.state = WAIT_SLOT
+                            part.state = wait_slot
                             waiting[owner].append(p)
                             if own:
                                 heappop(heap)
@@ -942,13 +952,13 @@ class ConsumerGroup:
                     part.cur = -1
                     busy -= 1
                 pos = part.pos
-                retried = state == RETRY
+                retried = state == retry
                 poll = False
                 if retried:
-                    part.state = ACTIVE
-                elif state == ACTIVE and pos < part.batch_end:
+                    part.state = active
+                elif state == active and pos < part.batch_end:
                     pass
-                elif state == ACTIVE:
+                elif state == active:
                     # End of a batch: commit, maybe hand the partition over.
                     owner = part.owner
                     kicked = t - part.batch_t > mpi and self.poll_interval_exceeded(part, t)
@@ -966,20 +976,20 @@ class ConsumerGroup:
                     if limited[owner] and waiting[owner]:
                         # Hand the slot to the longest waiter; queue up again if records remain.
                         q = parts[waiting[owner].popleft()]
-                        q.state = POLL
+                        q.state = poll_state
                         q.slot = True
                         q.next_t = t
                         part.slot = False
-                        heapreplace(heap, (int(t * TICKS_PER_S) << PBITS) | q.pid)
+                        heapreplace(heap, (int(t * ticks) << pbits) | q.pid)
                         nxt = part.arrived
                         if nxt > pos or (nxt < n and arrival[nxt] <= t):
-                            part.state = WAIT_SLOT
+                            part.state = wait_slot
                             waiting[owner].append(p)
                         elif pos < n:
-                            part.state = IDLE
+                            part.state = idle
                             part.stream_wait = True
                         else:
-                            part.state = DONE
+                            part.state = done
                         continue
                     poll = True
                 else:
@@ -995,10 +1005,10 @@ class ConsumerGroup:
                         part.slot = False
                         free_slots[part.owner] += 1
                     if pos < n:
-                        part.state = IDLE
+                        part.state = idle
                         part.stream_wait = True
                     else:
-                        part.state = DONE
+                        part.state = done
                     if own:
                         heappop(heap)
                     continue
@@ -1029,7 +1039,7 @@ class ConsumerGroup:
                     how = self._repeat(part, pos, t)
                     if how == 1:
                         part.pos = pos + 1
-                        part.state = ACTIVE
+                        part.state = active
                         part.next_t = t
                         continue
                     if how == 2:
@@ -1038,7 +1048,7 @@ class ConsumerGroup:
                 if fails is not None and pos in fails:
                     left = fails[pos]
                     if left in (PARK, DROP):
-                        part.state = ACTIVE
+                        part.state = active
                         self.give_up(part, t, dead_letter=left == PARK, count=False)
                         continue
                     if left != 0:
@@ -1046,7 +1056,7 @@ class ConsumerGroup:
                             fails[pos] = left - 1
                         self.unavailable_errors += 1
                         self._error_at(t)
-                        part.state = ACTIVE
+                        part.state = active
                         self.step_failed(part, t)
                         continue
             if step == 0.0:
@@ -1057,7 +1067,7 @@ class ConsumerGroup:
                     if not own:
                         part.next_t = t
                         heappush(heap, key)
-                    part.state = ACTIVE
+                    part.state = active
                     self.rejected(part, t, finish)
                     continue
                 if is_agent:
@@ -1091,25 +1101,25 @@ class ConsumerGroup:
                     part.committed = nxt
                 early_f[p] = finish
                 if nxt < n:
-                    part.state = IDLE
+                    part.state = idle
                     a = arrival[nxt]
-                    if a > t + STREAM_GUARD_S:
+                    if a > t + guard_s:
                         part.stream_wait = True
                     else:
                         # Its arrival may share this instant's key: wake it through the heap.
                         part.next_t = a
-                        k = (int(a * TICKS_PER_S) << PBITS) | p
+                        k = (int(a * ticks) << pbits) | p
                         if own:
                             heapreplace(heap, k)
                         else:
                             heappush(heap, k)
                         continue
                 else:
-                    part.state = DONE
+                    part.state = done
                 if own:
                     heappop(heap)
                 continue
-            part.state = ACTIVE
+            part.state = active
             part.cur = pos
             part.busy_until = finish
             busy += 1
@@ -1117,9 +1127,9 @@ class ConsumerGroup:
                 busy_max = busy
             part.next_t = finish
             if own:
-                heapreplace(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+                heapreplace(heap, (int(finish * ticks) << pbits) | p)
             else:
-                heappush(heap, (int(finish * TICKS_PER_S) << PBITS) | p)
+                heappush(heap, (int(finish * ticks) << pbits) | p)
         self.stream_i = si
         self.busy = busy
         self.busy_max = busy_max
