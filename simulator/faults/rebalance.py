@@ -117,10 +117,11 @@ class SlowBatchKicks:
             yield env.timeout(period)
             now = env.now
             group.advance(now)
+            busy_states = BUSY_STATES
             overdue = {
                 part.owner
                 for part in group.parts
-                if part.owner >= 0 and part.state in BUSY_STATES and now - part.batch_t > interval
+                if part.state in busy_states and part.owner >= 0 and now - part.batch_t > interval
             }
             for member in sorted(overdue):
                 if member not in self.pending:
