@@ -154,7 +154,8 @@ class ModelRouter:
             return self._to_fallback(t, step_s, self.failure_s)
         if finish >= 0.0:
             self.failures = 0
-            self._route(t, False)
+            if self.on_fallback:
+                self._route(t, False)
         self.last_delay = 0.0
         return finish
 
