@@ -1161,7 +1161,7 @@ class ConsumerGroup:
         if self.commit_mode is CommitMode.after_processing:
             committed -= running
         lags = self.topic.log_end_per_partition(t) - committed
-        return lags, self.busy + int(running.sum())
+        return lags, self.busy + int(np.count_nonzero(running))
 
     def first_times(self) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event (seconds, NaN when it never happened),
