@@ -30,9 +30,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         upgrade(settings.database_url)
+        simpool.configure(simpool.limits_from(settings))
         app.state.course_cache.get()
         yield
-        simpool.pool().close()
+        simpool.shutdown()
         app.state.engine.dispose()
 
     app = FastAPI(
@@ -50,7 +51,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = make_sessionmaker(app.state.engine)
     app.state.course_cache = CourseCache(settings.steps_dir, watch=settings.watch_steps)
     app.state.templates = make_templates(settings)
-    simpool.configure(simpool.limits_from(settings))
 
     middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(

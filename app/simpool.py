@@ -215,6 +215,15 @@ def configure(limits: PoolLimits) -> SimulationPool:
     return _pool
 
 
+def shutdown() -> None:
+    """Stop this process's pool and forget its limits (the app's lifespan ends with this), so a
+    later app in the same process starts from its own settings."""
+    global _pool
+    if _pool is not None:
+        _pool.close()
+    _pool = None
+
+
 def pool() -> SimulationPool:
     """This process's pool (one with default limits if ``configure`` was never called)."""
     global _pool

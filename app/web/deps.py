@@ -45,7 +45,7 @@ def get_course(request: Request) -> LoadedCourse:
 
 
 def get_current_user(
-    request: Request, session: Annotated[Session, Depends(get_session)]
+    request: Request, session: Annotated[Session, Depends(get_session, scope="function")]
 ) -> User | None:
     """The signed-in user (or guest learner) of this browser session, or None."""
     user_id = request.session.get("user_id")
@@ -84,7 +84,10 @@ def require_instructor(user: Annotated[User | None, Depends(get_current_user)]) 
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-SessionDep = Annotated[Session, Depends(get_session)]
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+"""The request's session. ``scope="function"``: it commits when the route returns, before the
+response starts (FastAPI's default would commit after the response is sent, so a client could
+be told "saved" about a write that a crash or a failed commit then loses)."""
 CourseDep = Annotated[LoadedCourse, Depends(get_course)]
 UserDep = Annotated[User | None, Depends(get_current_user)]
 InstructorDep = Annotated[User, Depends(require_instructor)]
