@@ -17,7 +17,8 @@ opens the report card. Between requests it thinks for a uniform 1-4 s (the cours
 about four minutes a step, so this is a class working at several times its real speed).
 Learners start over the first 5 s. Every response is checked: an error is a transport error or
 any status other than 200/303, or a run whose results hold a check that could not run (its
-simulation refused or failed).
+simulation refused or failed). A save answered 422 (the moved value breaks a rule between
+fields, such as replicas above brokers) is the form doing its job: counted as refused, apart.
 
 Kinds: ``page`` (overview and step pages), ``save``, ``run`` (the step's simulations and its
 grading), ``report`` (the report card: every step graded, simulating what is not cached for the
@@ -63,11 +64,16 @@ class Figures:
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    refused: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    """422 answers: a changed value the design rules refuse (the form comes back with the
+    message), counted apart from errors."""
 
     def record(self, kind: str, started: float, outcome: httpx.Response | Exception) -> None:
         self.latencies[kind].append((time.perf_counter() - started) * 1000)
         if isinstance(outcome, Exception):
             self.errors[kind].append(type(outcome).__name__)
+        elif outcome.status_code == 422 and kind == "save":
+            self.refused[kind] += 1
         elif outcome.status_code not in OK:
             self.errors[kind].append(str(outcome.status_code))
 
@@ -81,6 +87,7 @@ class Figures:
             out[kind] = {
                 "requests": len(values),
                 "errors": len(self.errors[kind]),
+                "refused_422": self.refused[kind],
                 "error_kinds": dict(errors),
                 "p50_ms": round(statistics.median(values), 1),
                 "p95_ms": round(percentile(values, 95), 1),
@@ -93,6 +100,14 @@ def percentile(sorted_values: list[float], p: float) -> float:
     """The nearest-rank percentile of an ascending list."""
     rank = max(1, int(round(p / 100 * len(sorted_values) + 0.5)))
     return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def _whole(step: object) -> bool:
+    """True for a number input stepping by whole numbers ("1", "1.0")."""
+    try:
+        return float(str(step)) == 1.0
+    except ValueError:
+        return False
 
 
 def decision_form(html: str) -> tuple[dict[str, str], list[tuple[str, int, int]]]:
@@ -109,7 +124,7 @@ def decision_form(html: str) -> tuple[dict[str, str], list[tuple[str, int, int]]
             continue
         name = str(control["name"])
         values[name] = str(control.get("value", "on"))
-        if kind == "number" and control.get("step", "1") == "1" and values[name].isdigit():
+        if kind == "number" and _whole(control.get("step", "1")) and values[name].isdigit():
             low = int(float(str(control.get("min", "0"))))
             high = int(float(str(control.get("max", "10000"))))
             numbers.append((name, low, high))
@@ -278,11 +293,14 @@ def main() -> int:
     total = sum(int(k["requests"]) for k in summary.values())
     errors = sum(int(k["errors"]) for k in summary.values())
     print(f"{args.learners} learners, {wall:.0f} s, {total} requests ({total / wall:.1f}/s)")
-    print(f"{'kind':<8}{'requests':>10}{'errors':>8}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
+    print(
+        f"{'kind':<8}{'requests':>10}{'errors':>8}{'422':>6}{'p50 ms':>10}{'p95 ms':>10}"
+        f"{'max ms':>10}"
+    )
     for kind, row in summary.items():
         print(
-            f"{kind:<8}{row['requests']:>10}{row['errors']:>8}{row['p50_ms']:>10}"
-            f"{row['p95_ms']:>10}{row['max_ms']:>10}"
+            f"{kind:<8}{row['requests']:>10}{row['errors']:>8}{row['refused_422']:>6}"
+            f"{row['p50_ms']:>10}{row['p95_ms']:>10}{row['max_ms']:>10}"
         )
     page_p95 = float(summary.get("page", {}).get("p95_ms", 0.0))
     verdict = page_p95 <= PAGE_P95_TARGET_MS and errors == 0

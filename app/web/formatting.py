@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 from jinja2 import Environment
+
+INFINITE = "∞"
+"""How a non-finite figure reads (utilisation of a group with no capacity, say): never a crash."""
 
 
 def count(value: float | None) -> str:
     """A count with thousands separators: 1234 -> "1,234"; None -> "–"."""
     if value is None:
         return "–"
+    if not math.isfinite(value):
+        return INFINITE
     return f"{round(value):,}"
 
 
@@ -23,6 +30,8 @@ def percent(value: float | None) -> str:
     """A fraction as a whole percentage: 0.625 -> "62 %" (rounded half to even)."""
     if value is None:
         return "–"
+    if not math.isfinite(value):
+        return f"{INFINITE} %"
     return f"{round(value * 100):,} %"
 
 
@@ -45,7 +54,7 @@ def usd_short(value: float | None) -> str:
 def duration(seconds: float | None) -> str:
     """Seconds as the learner says them: 45 -> "45 s", 300 -> "5 min", 370 -> "6 min 10 s",
     7200 -> "2 h"; None -> "never"."""
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return "never"
     total = round(seconds)
     if total < 60:
