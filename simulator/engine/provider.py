@@ -83,7 +83,33 @@ class Windows:
         return i >= 0 and t < self.ends[i]
 
 
-class Provider:
+
+class Interruptible:
+    """Mixin for a capacity with outage windows: inside one, ``admit`` answers REJECT_DOWN.
+
+    The class's own ``admit(t, step_s)`` stays the fast path until the first outage is added.
+    """
+
+    outages: Windows
+    rejected_down: int
+
+    def add_outage(self, start: float, end: float) -> None:
+        """Reject every request in ``[start, end)`` seconds."""
+        self.outages.add(start, end)
+        self.admit = self._admit_unless_down  # type: ignore[method-assign]
+
+    def admit(self, t: float, step_s: float) -> float:  # pragma: no cover - overridden
+        """A request at ``t`` lasting ``step_s``: its finish time or a negative rejection code."""
+        raise TypeError(f"{type(self).__name__} must define admit")
+
+    def _admit_unless_down(self, t: float, step_s: float) -> float:
+        if self.outages.contains(t):
+            self.rejected_down += 1
+            return REJECT_DOWN
+        return type(self).admit(self, t, step_s)
+
+
+class Provider(Interruptible):
     """Admission of model calls to one provider (see the module docstring for the rules).
 
     ``tokens_per_call``: input + output tokens of one call. ``track_concurrency``: False when the
@@ -113,16 +139,6 @@ class Provider:
         self.rejected_429 = 0
         self.rejected_down = 0
 
-    def add_outage(self, start: float, end: float) -> None:
-        """Fail every call in ``[start, end)`` seconds (a provider outage)."""
-        self.outages.add(start, end)
-        self.admit = self._admit_unless_down  # type: ignore[method-assign]
-
-    def _admit_unless_down(self, t: float, step_s: float) -> float:
-        if self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
-        return Provider.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Try a call at ``t`` lasting ``step_s``: its finish time, or REJECT_429 / REJECT_DOWN."""

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from simulator.design import StateStoreSection
-from simulator.engine.provider import REJECT_DOWN, Windows
+from simulator.engine.provider import Interruptible, Windows
 
 
 def latency_scale(store: StateStoreSection, scenario_mean_s: float) -> float:
@@ -25,7 +25,7 @@ def latency_scale(store: StateStoreSection, scenario_mean_s: float) -> float:
     return store.write_latency_ms / 1000.0 / scenario_mean_s
 
 
-class StateStore:
+class StateStore(Interruptible):
     """Rate-limited admission of state writes; ``admit(t, step_s)`` returns the write's finish."""
 
     def __init__(self, store: StateStoreSection):
@@ -35,16 +35,6 @@ class StateStore:
         self.outages = Windows()
         self.rejected_down = 0
 
-    def add_outage(self, start: float, end: float) -> None:
-        """Fail every write in ``[start, end)`` seconds (the primary is gone)."""
-        self.outages.add(start, end)
-        self.admit = self._admit_unless_down  # type: ignore[method-assign]
-
-    def _admit_unless_down(self, t: float, step_s: float) -> float:
-        if self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
-        return StateStore.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Admit a write asked for at ``t`` taking ``step_s``: finish time, or REJECT_DOWN."""

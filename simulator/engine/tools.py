@@ -15,13 +15,13 @@ from __future__ import annotations
 import heapq
 
 from simulator.design import ToolsSection
-from simulator.engine.provider import REJECT_DOWN, Windows
+from simulator.engine.provider import Interruptible, Windows
 
 NEVER_S = 1e15
 """Finish time of a tool call that can never run (no runners): beyond any simulated window."""
 
 
-class RunnerPool:
+class RunnerPool(Interruptible):
     """FCFS slots of the tool-runner fleet; ``admit(t, step_s)`` returns the call's finish time."""
 
     def __init__(self, tools: ToolsSection):
@@ -30,16 +30,6 @@ class RunnerPool:
         self.outages = Windows()
         self.rejected_down = 0
 
-    def add_outage(self, start: float, end: float) -> None:
-        """Reject every tool call in ``[start, end)`` seconds."""
-        self.outages.add(start, end)
-        self.admit = self._admit_unless_down  # type: ignore[method-assign]
-
-    def _admit_unless_down(self, t: float, step_s: float) -> float:
-        if self.outages.contains(t):
-            self.rejected_down += 1
-            return REJECT_DOWN
-        return RunnerPool.admit(self, t, step_s)
 
     def admit(self, t: float, step_s: float) -> float:
         """Start a call at ``t`` or when a slot frees; its finish time (NEVER_S without slots)."""
