@@ -22,6 +22,12 @@ def _ensure_sqlite_dir(url: str) -> None:
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
 
 
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite writer waits for another writer's lock before failing, in ms. Writes hold
+the lock for milliseconds, but on a loaded 2-core machine a lock holder can wait its turn for
+the CPU behind dozens of request threads; a save that waits is better than one answered 500."""
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """Foreign keys on; wait for a writer instead of failing; write-ahead log.
 
@@ -31,7 +37,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
@@ -46,7 +52,7 @@ finish (a deadlock until the pool's timeout)."""
 
 def make_engine(url: str) -> Engine:
     """An Engine for ``url`` (a pool that never makes a request wait, see POOL_SIZE); SQLite gets
-    foreign keys on and a 5 s busy timeout."""
+    foreign keys on and a busy timeout (SQLITE_BUSY_TIMEOUT_MS)."""
     _ensure_sqlite_dir(url)
     pool = {"pool_size": POOL_SIZE, "max_overflow": -1}
     if make_url(url).get_backend_name() == "sqlite":

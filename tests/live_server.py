@@ -68,6 +68,13 @@ class LiveServer:
         self.stop()
         raise RuntimeError(f"server did not start: {self.log_path.read_text()[-2000:]}")
 
+    def log_tail(self, chars: int = 4000) -> str:
+        """The last ``chars`` characters of the server's log, for a failing assertion's message."""
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError as exc:
+            return f"(log unreadable: {exc})"
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, requests in flight are cut."""
         if self.process is not None and self.process.poll() is None:
