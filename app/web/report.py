@@ -175,25 +175,45 @@ def download_design(course: CourseDep, session: SessionDep, user: UserDep) -> Re
     )
 
 
-async def _uploaded_design(request: Request) -> tuple[Design | None, list[FieldError], str]:
-    """The uploaded design, or the problems with it (file, line, field, message)."""
+NO_FILE = "Choose a design.yaml file to upload; nothing was changed."
+INVALID = "The file is not a valid design; nothing was changed."
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What came of an upload: the design, or why there is none and the status to answer.
+
+    ``status`` is 200 with a design, 403 for a missing or wrong CSRF token (``message`` is
+    EXPIRED), 422 for no file chosen (NO_FILE) or a file that is not a valid design (INVALID,
+    ``problems`` naming file, line and field).
+    """
+
+    design: Design | None
+    status: int = 200
+    message: str = ""
+    problems: tuple[FieldError, ...] = ()
+
+
+async def _uploaded_design(request: Request) -> Upload:
+    """Read the upload form (CSRF token, file field ``design``) into an Upload."""
     form = await request.form(max_files=1, max_fields=4)
     texts = {k: v for k, v in form.items() if isinstance(v, str)}
     if not csrf_ok(request, texts):
-        return None, [], EXPIRED
+        return Upload(None, 403, EXPIRED)
     upload = form.get(UPLOAD_FIELD)
     if not isinstance(upload, UploadFile) or not upload.filename:
-        return None, [], "Choose a design.yaml file to upload."
+        return Upload(None, 422, NO_FILE)
     name = upload.filename
     data = await upload.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        return None, [FieldError(name, None, "", f"larger than {MAX_FILE_BYTES:,} bytes")], ""
+        too_large = FieldError(name, None, "", f"larger than {MAX_FILE_BYTES:,} bytes")
+        return Upload(None, 422, INVALID, (too_large,))
     try:
-        return load_model(Design, data.decode("utf-8"), name), [], ""
+        return Upload(load_model(Design, data.decode("utf-8"), name))
     except UnicodeDecodeError:
-        return None, [FieldError(name, None, "", "not UTF-8 text")], ""
+        return Upload(None, 422, INVALID, (FieldError(name, None, "", "not UTF-8 text"),))
     except InputFileError as exc:
-        return None, exc.errors, ""
+        return Upload(None, 422, INVALID, tuple(exc.errors))
 
 
 @router.post("/design", name="upload_design")
@@ -207,12 +227,14 @@ async def upload_design(
 ) -> Response:
     """Replace the learner's design with an uploaded design.yaml and go to the report card.
 
-    A file that does not validate answers 422 with the report card of the design as saved and
-    the problems (file, line, field) above the upload form; nothing is changed.
+    Nothing is changed when the upload is refused; the answer is the report card of the design
+    as saved with the reason above the upload form: 403 for an expired session or a form from
+    another site, 422 when no file was chosen or the file is not a valid design (its problems
+    listed with file, line and field).
     """
     assert course.course is not None
-    uploaded, problems, message = await _uploaded_design(request)
-    if uploaded is None:
+    upload = await _uploaded_design(request)
+    if upload.design is None:
         design, _ = load_design(session, user.id if user else None, course.course.id)
         context = await report_context(
             request,
@@ -222,11 +244,11 @@ async def upload_design(
             material,
             user,
             design,
-            upload_errors=problems,
-            upload_message=message or "The file is not a valid design; nothing was changed.",
+            upload_errors=list(upload.problems),
+            upload_message=upload.message,
         )
-        return render(request, "report.html", context, status_code=403 if message else 422)
-    await run_in_threadpool(replace_design, request, session, course, user, uploaded)
+        return render(request, "report.html", context, status_code=upload.status)
+    await run_in_threadpool(replace_design, request, session, course, user, upload.design)
     return RedirectResponse(request.url_for("report"), status_code=303)
 
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import main
-from app.models import DesignRecord, StepProgress, StepStatus
+from app.models import DesignRecord, StepProgress, StepStatus, User
 from tests.web.html import csrf_of, soup
 from tests.web.learner import HX, rows, step_form, words
 from tests.web.learner_course import write_learner_course
@@ -105,6 +105,56 @@ def test_an_upload_without_the_csrf_token_is_refused(learner, make_settings):
     assert "session expired" in words(soup(response).select_one(".upload .error-box"))
     (record,) = rows(make_settings(), DesignRecord)
     assert "partitions: 30" in record.yaml_text
+
+
+def browser_form_without_a_file(token: str) -> tuple[bytes, dict[str, str]]:
+    """The body a browser sends for the upload form when no file was chosen: the file part is
+    there, with an empty file name and no content."""
+    boundary = "designlab-test-boundary"
+    body = (
+        f"--{boundary}\r\n"
+        'Content-Disposition: form-data; name="csrf_token"\r\n\r\n'
+        f"{token}\r\n"
+        f"--{boundary}\r\n"
+        'Content-Disposition: form-data; name="design"; filename=""\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+        "\r\n"
+        f"--{boundary}--\r\n"
+    ).encode()
+    return body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+@pytest.mark.parametrize("headers", [{}, HX], ids=["form", "htmx"])
+def test_an_upload_without_a_file_asks_for_one_and_changes_nothing(learner, make_settings, headers):
+    token = csrf_of(soup(learner.get("/report")))
+    body, content_type = browser_form_without_a_file(token)
+    response = learner.post("/design", content=body, headers={**content_type, **headers})
+    assert response.status_code == 422
+    box = soup(response).select_one(".upload .error-box")
+    assert words(box) == "Choose a design.yaml file to upload; nothing was changed."
+    assert soup(response).select_one("#design-file")["aria-invalid"] == "true"
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 30" in record.yaml_text
+    status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
+    assert status["event-log"] is not StepStatus.needs_rerun
+
+
+def test_a_visitor_posting_the_form_without_its_file_field_gets_422_and_no_guest(
+    make_client, learner_dir, make_settings
+):
+    visitor = make_client(steps_dir=learner_dir)
+    token = csrf_of(soup(visitor.get("/report")))
+    response = visitor.post("/design", data={"csrf_token": token})
+    assert response.status_code == 422
+    assert "Choose a design.yaml file" in words(soup(response).select_one(".upload .error-box"))
+    assert rows(make_settings(), User) == []
+
+
+def test_an_upload_without_a_file_or_the_csrf_token_is_refused_as_expired(learner):
+    body, content_type = browser_form_without_a_file("not-the-token")
+    response = learner.post("/design", content=body, headers=content_type)
+    assert response.status_code == 403
+    assert "session expired" in words(soup(response).select_one(".upload .error-box"))
 
 
 def test_start_over_keeps_the_design_and_clears_progress(learner, make_settings):
