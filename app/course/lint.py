@@ -8,18 +8,18 @@ to RULES. ``designlab lint`` prints what the loader and the rules found.
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from jinja2 import TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
 
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
 from app.course.narrative import heading_anchors
+from app.grading.explanations import parsed
+from app.grading.expressions import parse
 from app.grading.lint_rules import RULES as GRADING_RULES
 from simulator.design import Design
 
@@ -47,18 +47,23 @@ def _at(step: LoadedStep, severity: str, loc: tuple[str | int, ...], message: st
 
 
 def expression_syntax_error(expr: str) -> str | None:
-    """None when ``expr`` parses as one Python expression (simpleeval's syntax), else why."""
+    """None when ``expr`` parses as one Python expression (simpleeval's syntax), else why.
+
+    The tree is the grader's own (app.grading.expressions.parse, cached), so lint and grading
+    agree on what parses and each expression is parsed once per process."""
     try:
-        ast.parse(expr, mode="eval")
+        parse(expr)
     except SyntaxError as exc:
         return f"expression does not parse: {exc.msg}"
     return None
 
 
 def template_syntax_error(text: str) -> str | None:
-    """None when ``text`` parses as a Jinja2 template, else the error with its template line."""
+    """None when ``text`` parses as a Jinja2 template, else the error with its template line.
+
+    Parsed by the explanations' own environment (app.grading.explanations.parsed, cached)."""
     try:
-        SandboxedEnvironment().parse(text)
+        parsed(text)
     except TemplateSyntaxError as exc:
         return f"template does not parse (template line {exc.lineno}): {exc.message}"
     return None
@@ -93,9 +98,14 @@ def _widget_problem(decision: Decision, spec: DesignField) -> str | None:
         return f"checkbox needs a true/false field; {spec.path} holds {kind}"
     if decision.widget == "number" and kind not in ("int", "float"):
         return f"number needs a numeric field; {spec.path} holds {kind}"
-    if decision.widget in ("select", "radio") and not decision.choices and kind not in (
-        "choice",
-        "bool",
+    if (
+        decision.widget in ("select", "radio")
+        and not decision.choices
+        and kind
+        not in (
+            "choice",
+            "bool",
+        )
     ):
         return f"{decision.widget} needs choices: {spec.path} is {kind}, list its choices"
     return None
