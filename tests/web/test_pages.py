@@ -11,6 +11,7 @@ from app.db import make_engine, make_sessionmaker
 from app.models import DesignRecord, StepProgress, StepStatus
 from tests.factories import write
 from tests.web.html import csrf_of, soup, unlabelled_controls
+from tests.web.learner import words
 
 REPO_STEPS = Path(__file__).resolve().parents[2] / "steps"
 
@@ -138,6 +139,20 @@ def test_htmx_save_returns_the_decisions_fragment_marked_saved(course_client):
     assert fragment.find(recursive=False)["id"] == "decisions"
     assert fragment.select_one(".saved").get_text() == "Saved."
     assert fragment.select_one("input[name=design_version]")["value"] == "1"
+
+
+def test_a_visitors_first_htmx_save_shows_the_guest_header_without_a_reload(course_client):
+    page = soup(course_client.get("/steps/commit-order"))
+    assert [a.get_text() for a in page.select("#account a")] == ["Sign in", "Sign up"]
+    form = {"csrf_token": csrf_of(page), "design_version": "0", "event_log.partitions": "24"}
+    response = course_client.post("/steps/commit-order", data=form, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    account = soup(response).find("nav", id="account", recursive=False)
+    assert account is not None and account["hx-swap-oob"] == "true"
+    assert words(account) == "Progress kept in this browser Sign up to keep it Sign in"
+    assert account.select_one("a[href='/signup']").get_text() == "Sign up to keep it"
+    reloaded = soup(course_client.get("/steps/commit-order")).select_one("#account")
+    assert words(reloaded) == words(account)
 
 
 def test_a_stale_design_version_is_a_conflict(course_client):

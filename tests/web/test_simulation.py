@@ -98,7 +98,7 @@ def test_without_javascript_a_run_redirects_to_the_step_showing_its_results(lear
     assert page.select_one("#architecture svg.diagram") is not None
 
 
-def test_htmx_run_updates_rail_architecture_and_version_out_of_band(learner):
+def test_htmx_run_updates_rail_architecture_version_and_account_out_of_band(learner):
     response = run(learner, "event-log", event_log__partitions="32")
     top = {el.get("id"): el.get("hx-swap-oob") for el in soup(response).find_all(recursive=False)}
     assert top == {
@@ -106,9 +106,11 @@ def test_htmx_run_updates_rail_architecture_and_version_out_of_band(learner):
         "rail": "true",
         "design-version": "true",
         "architecture": "true",
+        "account": "true",
     }
     page = soup(response)
     assert page.select_one("#design-version")["value"] == "1"
+    assert words(page.select_one("#account span")) == "Progress kept in this browser"
     step2 = page.select_one("#rail li:nth-of-type(2) a")
     assert step2["aria-label"] == "Step 2: The event log, 3/5, try again"
     assert page.select_one("#rail li:nth-of-type(2) .glyph").get_text() == "✗"
