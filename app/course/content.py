@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from app.course.models import Course, Step
 from simulator.design import Design
@@ -114,6 +114,9 @@ class LoadedCourse:
     course_lines: Lines = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
     """Every problem, course-wide and per step, in the order found."""
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """What is computed from this load alone and read on every request (a step's narrative as
+    HTML), kept with it so that a reload of the folder starts afresh."""
 
     @property
     def course_file(self) -> Path:

@@ -59,10 +59,12 @@ def parse(expr: str) -> ast.Expression:
         return ast.parse(expr.strip(), mode="eval")
 
 
-def names_used(expr: str) -> set[str]:
-    """Root names an expression reads (raises SyntaxError when it does not parse)."""
+@lru_cache(maxsize=4096)
+def names_used(expr: str) -> frozenset[str]:
+    """Root names an expression reads, found once per process (raises SyntaxError when it
+    does not parse)."""
     tree = parse(expr)
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
 def evaluate(expr: str, names: Mapping[str, Any]) -> Any:

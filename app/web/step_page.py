@@ -42,8 +42,15 @@ def can_see_problems(user: User | None, settings: Settings) -> bool:
 
 
 def narrative_html(course: LoadedCourse, step: LoadedStep) -> Markup:
-    """The step's narrative as sanitised HTML, its ``{{ figures.name }}`` computed."""
-    return render_markdown(narrative_with_figures(course, step))
+    """The step's narrative as sanitised HTML, its ``{{ figures.name }}`` computed.
+
+    It depends on the loaded course alone (figures come from the reference design), so it is
+    made once per load of the folder and kept in ``course.derived``."""
+    key = f"narrative:{step.slug}"
+    html = course.derived.get(key)
+    if html is None:
+        html = course.derived[key] = render_markdown(narrative_with_figures(course, step))
+    return html
 
 
 def step_page_context(
