@@ -1,4 +1,9 @@
-"""Signing in and out, and the guest learner a visitor becomes on first saving a decision."""
+"""Signing in and out, and the guest learner a visitor becomes on first saving a decision.
+
+A guest who signs in to an account hands its work over (app.guest_work): per course, to an
+account with no work there; where the account has its own, the next page says the guest's work
+was not merged.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,18 @@ from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import authenticate
+from app.guest_work import hand_over_guest_work
 from app.models import Role, User
 from app.web.deps import CsrfDep, SessionDep, UserDep, csrf_token
-from app.web.templating import render
+from app.web.templating import NOTICE, render
 
 router = APIRouter()
+
+NOT_MERGED = (
+    "Your account already had saved work, so it was kept: what you did as a guest in this "
+    "browser was not merged into it. Next time, download design.yaml from the report card "
+    "before signing in, then upload it to continue."
+)
 
 
 def sign_in(request: Request, user: User) -> None:
@@ -66,23 +78,35 @@ def login_form(
 def login(
     request: Request,
     session: SessionDep,
+    user: UserDep,
     email: Annotated[str, Form()],
     password: Annotated[str, Form()],
     next: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
     """Check the email and password; on success go to ``next`` (a path on this site) or the
-    overview, else show the form again (401)."""
-    user = authenticate(session, email, password)
-    if user is None:
+    overview, else show the form again (401).
+
+    A guest learner signing in hands its work to the account in the same transaction
+    (app.guest_work.hand_over_guest_work); where the account kept its own work, the next page
+    shows NOT_MERGED once.
+    """
+    account = authenticate(session, email, password)
+    if account is None:
         context = {
             "csrf_token": csrf_token(request),
-            "user": None,
+            "user": user,
             "error": "That email and password do not match an account.",
             "email": email,
             "next": local_path(next),
         }
         return render(request, "login.html", context, status_code=401)
-    sign_in(request, user)
+    not_merged: tuple[str, ...] = ()
+    if user is not None and user.email is None:
+        not_merged = hand_over_guest_work(session, user, account).not_merged
+    session.commit()
+    sign_in(request, account)
+    if not_merged:
+        request.session[NOTICE] = NOT_MERGED
     return RedirectResponse(local_path(next) or request.url_for("overview"), status_code=303)
 
 

@@ -3,7 +3,8 @@
 A page template (``step.html``) keeps each swappable part in a named block (``decisions``,
 ``estimate``, ``results``). ``render`` returns the whole page to a normal request and only the
 named block to an HTMX request (``HX-Request: true``), from the same template and context, and
-always sends ``Vary: HX-Request`` so caches keep the two apart.
+always sends ``Vary: HX-Request`` so caches keep the two apart. A message put in the session
+under ``NOTICE`` is shown once, at the top of the next full page.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from simulator import SIMULATOR_VERSION
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES_DIR = PROJECT_ROOT / "templates"
 STATIC_DIR = PROJECT_ROOT / "static"
+
+NOTICE = "notice"
+"""Session key of a one-time message (text) for the next full page; base.html shows it as
+``notice``, then it is gone."""
 
 
 def make_templates(settings: Settings) -> Jinja2Blocks:
@@ -56,9 +61,13 @@ def render(
 
     ``block`` names the fragment an HTMX request gets; None means HTMX gets the full page too.
     ``also`` names more blocks sent after it to htmx (out-of-band swaps, ``hx-swap-oob``).
+    A full page takes the session's NOTICE, if any, as ``notice`` (shown once).
     """
     templates: Jinja2Blocks = request.app.state.templates
     fragment = block if block is not None and is_htmx(request) else None
+    session = request.scope.get("session")  # absent for an error answered outside the app
+    if fragment is None and isinstance(session, dict) and NOTICE in session:
+        context = {**context, "notice": session.pop(NOTICE)}
     if fragment and also:
         response = templates.TemplateResponse(
             request, template, context, status_code=status_code, block_names=[fragment, *also]
