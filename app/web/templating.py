@@ -17,7 +17,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
 from app.settings import Settings
-from app.web import formatting
+from app.web import formatting, urls
 from simulator import SIMULATOR_VERSION
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +34,7 @@ def make_templates(settings: Settings) -> Jinja2Blocks:
     templates = Jinja2Blocks(directory=str(TEMPLATES_DIR))
     templates.env.globals.update(settings=settings, simulator_version=SIMULATOR_VERSION)
     templates.env.globals["vendor_asset"] = vendor_asset
+    templates.env.globals["url_for"] = urls.url_for
     formatting.register(templates.env)
     return templates
 
