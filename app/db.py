@@ -9,8 +9,10 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.dml import Insert
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -76,6 +78,30 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def insert_unless_exists(session: Session, model: Any, **values: Any) -> bool:
+    """``INSERT ... ON CONFLICT DO NOTHING`` of one ``model`` row, in the session's transaction.
+
+    Returns True when the row was inserted, False when a row with the same unique key exists (a
+    race lost to another request). Unlike a savepoint, it never ends the transaction early:
+    Python's sqlite3 driver starts no transaction for a SAVEPOINT issued before any write, so
+    releasing it committed everything up to it on its own. Raises ValueError for a database
+    other than SQLite or PostgreSQL.
+    """
+    dialect = session.get_bind().dialect.name
+    insert: Any
+    if dialect == "sqlite":
+        insert = sqlite.insert
+    elif dialect == "postgresql":
+        insert = postgresql.insert
+    else:
+        raise ValueError(f"no INSERT ... ON CONFLICT DO NOTHING for {dialect}")
+    table = model.__table__
+    statement: Insert = insert(table).values(**values).on_conflict_do_nothing()
+    # RETURNING tells whether a row went in (psycopg reports no rowcount for this statement).
+    returned = session.execute(statement.returning(*table.primary_key.columns)).first()
+    return returned is not None
 
 
 def alembic_config(url: str) -> Config:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.exc import StaleDataError
 
+from app.db import insert_unless_exists
 from app.errors import Conflict
-from app.models import DesignRecord
+from app.models import DesignRecord, utcnow
 from simulator.design import Design
 from simulator.files import dump_yaml, load_model
 
@@ -38,8 +37,10 @@ def save_design(
     """Store ``design`` if the saved one is still at ``expected_version``; return the new version.
 
     Raises Conflict when another request saved first (the learner edited in two tabs), also when
-    that request is in another app process and commits while this one writes: the write is made
-    in a savepoint, so after a Conflict the caller's session is still usable (to show the form).
+    that request is in another app process and commits while this one writes. The write is one
+    statement in the caller's transaction (an UPDATE guarded by ``WHERE version = expected``, or
+    an INSERT that yields to an existing row), so it commits with the caller's other changes and
+    after a Conflict the session is still usable (to show the form).
     """
     record = _record(session, user_id, course_id)
     current = record.version if record is not None else 0
@@ -48,16 +49,20 @@ def save_design(
             f"Your design was saved elsewhere (version {current}, this page had "
             f"{expected_version}). Reload the page to see it."
         )
-    session.flush()
-    try:
-        with session.begin_nested():
-            if record is None:
-                record = DesignRecord(
-                    user_id=user_id, course_id=course_id, yaml_text=dump_yaml(design)
-                )
-                session.add(record)
-            else:
-                record.yaml_text = dump_yaml(design)
-    except (StaleDataError, IntegrityError) as exc:
-        raise Conflict("Your design was saved by another request; reload the page.") from exc
-    return record.version
+    yaml_text = dump_yaml(design)
+    if record is None:
+        written = insert_unless_exists(
+            session, DesignRecord, user_id=user_id, course_id=course_id, yaml_text=yaml_text,
+            version=1,
+        )  # fmt: skip
+    else:
+        guarded = (
+            update(DesignRecord)
+            .where(DesignRecord.id == record.id, DesignRecord.version == expected_version)
+            .values(yaml_text=yaml_text, version=expected_version + 1, updated_at=utcnow())
+            .execution_options(synchronize_session="fetch")
+        )
+        written = session.execute(guarded).rowcount == 1  # type: ignore[attr-defined]
+    if not written:
+        raise Conflict("Your design was saved by another request; reload the page.")
+    return expected_version + 1

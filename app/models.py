@@ -63,8 +63,9 @@ class User(Base):
 class DesignRecord(Base):
     """A learner's design for one course, as the YAML of contract 1.
 
-    ``version`` is an optimistic lock: SQLAlchemy adds ``WHERE version = :old`` to every UPDATE and
-    raises ``StaleDataError`` when another request saved first.
+    ``version`` is an optimistic lock: app.designs.save_design writes ``WHERE version =
+    :expected`` and reports a Conflict when another request saved first; as the mapper's version
+    counter it also guards any other ORM update of a record (``StaleDataError``).
     """
 
     __tablename__ = "designs"

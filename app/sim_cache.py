@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.db import insert_unless_exists
 from app.grading.grader import design_sha256
 from app.models import SimResult
 from simulator import SIMULATOR_VERSION
@@ -70,9 +70,12 @@ def cached(session: Session, keys: Iterable[CacheKey]) -> dict[CacheKey, Simulat
 def store(session: Session, key: CacheKey, result: SimulationResult) -> None:
     """Add ``result`` under ``key``; a row another request stored meanwhile is kept as it is.
 
-    Uses a savepoint, so a lost race does not undo the caller's other changes.
+    One ``INSERT ... ON CONFLICT DO NOTHING`` in the caller's transaction, so a lost race
+    neither undoes nor commits the caller's other changes.
     """
-    row = SimResult(
+    insert_unless_exists(
+        session,
+        SimResult,
         design_hash=key.design_hash,
         scenario_name=key.scenario_name,
         scenario_hash=key.scenario_hash,
@@ -80,8 +83,3 @@ def store(session: Session, key: CacheKey, result: SimulationResult) -> None:
         simulator_version=key.simulator_version,
         result_json=result.model_dump_json(),
     )
-    try:
-        with session.begin_nested():
-            session.add(row)
-    except IntegrityError:
-        pass

@@ -41,3 +41,25 @@ def test_saving_over_a_newer_version_is_a_conflict(session):
     save_design(session, user.id, "course", Design(), expected_version=0)
     with pytest.raises(Conflict, match="version 1, this page had 0"):
         save_design(session, user.id, "course", Design(name="late"), expected_version=0)
+
+
+def test_a_save_is_undone_with_the_rest_of_its_transaction(database_url):
+    """The design is written in the caller's transaction: rolled back with it, never committed
+    on its own (SQLite's driver committed a savepoint released before any other write)."""
+    upgrade(database_url)
+    factory = make_sessionmaker(make_engine(database_url))
+    with factory() as first:
+        user = User(role=Role.learner)
+        first.add(user)
+        first.flush()
+        save_design(first, user.id, "course", Design(name="kept"), expected_version=0)
+        first.commit()
+        user_id = user.id
+    for expected_version, name in ((1, "undone"), (0, "other course")):
+        course = "course" if expected_version else "other"
+        with factory() as second:
+            save_design(second, user_id, course, Design(name=name), expected_version)
+            second.rollback()
+    with factory() as third:
+        assert load_design(third, user_id, "course") == (Design(name="kept"), 1)
+        assert load_design(third, user_id, "other") == (Design(), 0)
