@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,6 +19,22 @@ from app.web import auth, errors, estimate, health, instructor, pages, report, s
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
 
+_FROZEN = False
+
+
+def freeze_startup_objects() -> None:
+    """Once per process, after the first start: collect, then move every object alive (modules,
+    the course, templates, models) out of the garbage collector's reach (``gc.freeze``).
+
+    They live as long as the process, and the collector otherwise walks them again and again:
+    on a cached simulation run its pauses were most of the 95th percentile (46 ms -> 21 ms).
+    """
+    global _FROZEN
+    if not _FROZEN:
+        _FROZEN = True
+        gc.collect()
+        gc.freeze()
+
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: migrate the database on start-up, load the course, mount the routes.
@@ -32,6 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         upgrade(settings.database_url)
         simpool.configure(simpool.limits_from(settings))
         app.state.course_cache.get()
+        freeze_startup_objects()
         yield
         simpool.shutdown()
         app.state.engine.dispose()

@@ -24,7 +24,7 @@ from app.grading.grader import CourseMaterial
 from app.grading.result import StepResult
 from app.progress import record_run
 from app.settings import Settings
-from app.step_runs import Runs, ensure_runs, grade_off_loop
+from app.step_runs import Runs, cached_runs, ensure_runs, grade_with_runs
 from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
 from app.web.results import step_results
 from app.web.step_page import find_step, step_page_context
@@ -47,20 +47,30 @@ async def run_step(
 ) -> Response:
     """Save, simulate (cached by design, scenario, seed and simulator version), grade, record.
 
-    Database writes and rendering run in worker threads, so a slow commit never holds up the
-    event loop; the simulations run where app.step_runs.simulate_off_loop sends them.
+    Database work, grading and rendering run in worker threads, so a slow commit never holds up
+    the event loop; when every simulation is cached the whole answer is made in one thread. The
+    simulations run where app.step_runs.simulate_off_loop sends them.
     """
     step = find_step(course, slug)
     form = await read_form(request)
-    outcome = await run_in_threadpool(
-        save_submission, request, session, settings, course, step, user, form
-    )
-    if not isinstance(outcome, Saved):
-        return outcome
-    runs = await ensure_runs(session, outcome.design, material, [step])
-    graded = await grade_off_loop(outcome.design, material, [step], runs)
-    answer = Answer(request, session, settings, course, material, step, outcome, runs)
-    return await run_in_threadpool(answer.record_and_render, graded.steps[0])
+
+    def save_and_answer_from_cache() -> Saved | Response:
+        """Save; when every simulation is cached, also grade, record and answer (one thread)."""
+        outcome = save_submission(request, session, settings, course, step, user, form)
+        if not isinstance(outcome, Saved):
+            return outcome
+        runs = cached_runs(session, outcome.design, material, [step])
+        if runs is None:
+            return outcome
+        answer = Answer(request, session, settings, course, material, step, outcome, runs)
+        return answer.grade_record_and_render()
+
+    saved = await run_in_threadpool(save_and_answer_from_cache)
+    if not isinstance(saved, Saved):
+        return saved
+    runs = await ensure_runs(session, saved.design, material, [step])
+    answer = Answer(request, session, settings, course, material, step, saved, runs)
+    return await run_in_threadpool(answer.grade_record_and_render)
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,12 @@ class Answer:
     step: LoadedStep
     saved: Saved
     runs: Runs
+
+    def grade_record_and_render(self) -> Response:
+        """Grade the step with the runs (app.step_runs.grade_with_runs), then
+        :meth:`record_and_render`."""
+        graded = grade_with_runs(self.saved.design, self.material, [self.step], self.runs)
+        return self.record_and_render(graded.steps[0])
 
     def record_and_render(self, result: StepResult) -> Response:
         """Record the learner's run and each check's verdict, commit, and answer: a redirect to

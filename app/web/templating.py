@@ -9,16 +9,22 @@ under ``NOTICE`` is shown once, at the top of the next full page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
+from markupsafe import Markup
 from starlette.responses import Response
 
 from app.settings import Settings
 from app.web import formatting, urls
 from simulator import SIMULATOR_VERSION
+
+if TYPE_CHECKING:
+    from app.web.diagram import Diagram
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES_DIR = PROJECT_ROOT / "templates"
@@ -35,8 +41,22 @@ def make_templates(settings: Settings) -> Jinja2Blocks:
     templates.env.globals.update(settings=settings, simulator_version=SIMULATOR_VERSION)
     templates.env.globals["vendor_asset"] = vendor_asset
     templates.env.globals["url_for"] = urls.url_for
+    templates.env.globals["diagram_svg"] = _diagram_renderer(templates)
     formatting.register(templates.env)
     return templates
+
+
+def _diagram_renderer(templates: Jinja2Blocks) -> Callable[[Diagram], Markup]:
+    """``diagram_svg(diagram)``: _diagram.html drawn for an app.web.diagram.Diagram, kept for
+    the last 256 distinct diagrams. A diagram is a frozen value, and the same one comes back on
+    every page and run of a learner until the design or its results change; drawing it is
+    hundreds of escaped SVG attributes."""
+
+    @lru_cache(maxsize=256)
+    def diagram_svg(diagram: Diagram) -> Markup:
+        return Markup(templates.env.get_template("_diagram.html").render(diagram=diagram))
+
+    return diagram_svg
 
 
 def vendor_asset(name: str) -> str | None:
