@@ -45,8 +45,14 @@ class _ExplanationEnvironment(ImmutableSandboxedEnvironment):
 
 
 def _environment() -> _ExplanationEnvironment:
+    # optimized=False skips Jinja's constant-folding pass: an explanation renders a handful of
+    # times at most, and the pass was a third of compiling one (the same text either way).
     env = _ExplanationEnvironment(
-        undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        optimized=False,
     )
     env.globals.clear()
     env.globals.update(FUNCTIONS)
