@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from app.api.router import MaterialDep
 from app.course.content import LoadedStep
 from app.grading.grader import CourseMaterial
-from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
 from app.web.forms import read_decisions
-from app.web.step_page import find_step, step_page_context
+from app.web.step_request import StepDep
 from app.web.templating import render
 from simulator.analytic import Estimate, estimate
 from simulator.cost import monthly_cost
@@ -73,21 +71,13 @@ def _labelled(step: LoadedStep, errors: dict[str, str]) -> tuple[str, ...]:
 
 
 @router.post("/steps/{slug}/estimate", name="estimate")
-async def live_estimate(
-    request: Request,
-    slug: str,
-    course: CourseDep,
-    material: MaterialDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: UserDep,
-) -> Response:
+async def live_estimate(at: StepDep) -> Response:
     """The estimate panel for the submitted (unsaved) decisions; saves nothing."""
-    step = find_step(course, slug)
-    form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+    step = at.step
+    form = {k: v for k, v in (await at.request.form()).items() if isinstance(v, str)}
 
     def answer() -> Response:
-        context = step_page_context(request, session, settings, course, step, user)
+        context = at.page_context()
         design: Design = context["design"]
         problems: tuple[str, ...] = ()
         if step.available and step.step is not None:
@@ -96,7 +86,7 @@ async def live_estimate(
                 problems = _labelled(step, errors)
             else:
                 design = edited
-        context["estimate"] = estimate_view(design, material, step, problems)
-        return render(request, "step.html", context, block="estimate")
+        context["estimate"] = estimate_view(design, at.material, step, problems)
+        return render(at.request, "step.html", context, block="estimate")
 
     return await run_in_threadpool(answer)

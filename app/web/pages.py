@@ -6,11 +6,11 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
-from app.api.router import MaterialDep
 from app.models import StepStatus
 from app.progress import resume_step, standings
 from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep, csrf_token
-from app.web.step_page import can_see_problems, find_step, step_page_context
+from app.web.step_page import can_see_problems
+from app.web.step_request import StepDep
 from app.web.step_views import add_step_views
 from app.web.submissions import Saved, read_form, save_submission
 from app.web.templating import is_htmx, render
@@ -39,35 +39,17 @@ def overview(
 
 
 @router.get("/steps/{slug}", name="step")
-def step_page(
-    request: Request,
-    slug: str,
-    course: CourseDep,
-    material: MaterialDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: UserDep,
-) -> Response:
+def step_page(at: StepDep) -> Response:
     """One step: rail, narrative, decisions, live estimate, the results of the last run (for the
     design as saved) and the architecture; unavailable steps answer 503 with the reason."""
-    step = find_step(course, slug)
-    context = step_page_context(request, session, settings, course, step, user)
-    add_step_views(context, session, material, step)
-    return render(
-        request, "step.html", context, block="step", status_code=200 if step.available else 503
-    )
+    context = at.page_context()
+    add_step_views(context, at.session, at.material, at.step)
+    status_code = 200 if at.step.available else 503
+    return render(at.request, "step.html", context, block="step", status_code=status_code)
 
 
 @router.post("/steps/{slug}", name="save_decisions")
-async def save_decisions(
-    request: Request,
-    slug: str,
-    course: CourseDep,
-    material: MaterialDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: UserDep,
-) -> Response:
+async def save_decisions(at: StepDep) -> Response:
     """Save the step's decisions into the learner's design (a guest learner is made if needed).
 
     Invalid values answer 422, an expired session 403 and a stale page 409, each with the form
@@ -75,19 +57,18 @@ async def save_decisions(
     step (post/redirect/get); with htmx the decisions block comes back marked saved, with the
     rail, results and architecture swapped out of band.
     """
-    step = find_step(course, slug)
-    form = await read_form(request)
+    form = await read_form(at.request)
 
     def save_and_answer() -> Response:
-        outcome = save_submission(request, session, settings, course, step, user, form)
+        outcome = save_submission(at, form)
         if not isinstance(outcome, Saved):
             return outcome
+        request = at.request
         if not is_htmx(request):
-            return RedirectResponse(request.url_for("step", slug=slug), status_code=303)
-        context = step_page_context(
-            request, session, settings, course, step, outcome.learner, saved=True
-        )
-        add_step_views(context, session, material, step)
+            url = request.url_for("step", slug=at.step.slug)
+            return RedirectResponse(url, status_code=303)
+        context = at.page_context(outcome.learner, saved=True)
+        add_step_views(context, at.session, at.material, at.step)
         return render(request, "step.html", context, block="decisions", also=("save_oob",))
 
     return await run_in_threadpool(save_and_answer)

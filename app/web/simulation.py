@@ -12,22 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
-from sqlalchemy.orm import Session
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
-from app.api.router import MaterialDep
 from app.check_outcomes import record_check_outcomes
-from app.course.content import LoadedCourse, LoadedStep
-from app.grading.grader import CourseMaterial
 from app.grading.result import StepResult
 from app.progress import record_run
-from app.settings import Settings
 from app.step_runs import Runs, cached_runs, ensure_runs, grade_with_runs
-from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
 from app.web.results import step_results
-from app.web.step_page import find_step, step_page_context
+from app.web.step_request import StepDep, StepRequest
 from app.web.step_views import add_step_views
 from app.web.submissions import Saved, read_form, save_submission
 from app.web.templating import is_htmx, render
@@ -36,86 +30,66 @@ router = APIRouter()
 
 
 @router.post("/steps/{slug}/run", name="run_step")
-async def run_step(
-    request: Request,
-    slug: str,
-    course: CourseDep,
-    material: MaterialDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: UserDep,
-) -> Response:
+async def run_step(at: StepDep) -> Response:
     """Save, simulate (cached by design, scenario, seed and simulator version), grade, record.
 
     Database work, grading and rendering run in worker threads, so a slow commit never holds up
     the event loop; when every simulation is cached the whole answer is made in one thread. The
     simulations run where app.step_runs.simulate_off_loop sends them.
     """
-    step = find_step(course, slug)
-    form = await read_form(request)
+    form = await read_form(at.request)
 
     def save_and_answer_from_cache() -> Saved | Response:
         """Save; when every simulation is cached, also grade, record and answer (one thread)."""
-        outcome = save_submission(request, session, settings, course, step, user, form)
+        outcome = save_submission(at, form)
         if not isinstance(outcome, Saved):
             return outcome
-        runs = cached_runs(session, outcome.design, material, [step])
+        runs = cached_runs(at.session, outcome.design, at.material, [at.step])
         if runs is None:
             return outcome
-        answer = Answer(request, session, settings, course, material, step, outcome, runs)
-        return answer.grade_record_and_render()
+        return Answer(at, outcome, runs).grade_record_and_render()
 
     saved = await run_in_threadpool(save_and_answer_from_cache)
     if not isinstance(saved, Saved):
         return saved
-    runs = await ensure_runs(session, saved.design, material, [step])
-    answer = Answer(request, session, settings, course, material, step, saved, runs)
-    return await run_in_threadpool(answer.grade_record_and_render)
+    runs = await ensure_runs(at.session, saved.design, at.material, [at.step])
+    return await run_in_threadpool(Answer(at, saved, runs).grade_record_and_render)
 
 
 @dataclass(frozen=True)
 class Answer:
     """What the run's answer needs once the step is graded."""
 
-    request: Request
-    session: Session
-    settings: Settings
-    course: LoadedCourse
-    material: CourseMaterial
-    step: LoadedStep
+    at: StepRequest
     saved: Saved
     runs: Runs
 
     def grade_record_and_render(self) -> Response:
         """Grade the step with the runs (app.step_runs.grade_with_runs), then
         :meth:`record_and_render`."""
-        graded = grade_with_runs(self.saved.design, self.material, [self.step], self.runs)
+        at = self.at
+        graded = grade_with_runs(self.saved.design, at.material, [at.step], self.runs)
         return self.record_and_render(graded.steps[0])
 
     def record_and_render(self, result: StepResult) -> Response:
         """Record the learner's run and each check's verdict, commit, and answer: a redirect to
         the step without htmx (the page shows the same results), else the results block."""
-        course_id = self.material.course.id
+        at = self.at
+        course_id = at.material.course.id
         learner = self.saved.learner
         passed = result.status == "pass"
+        session = at.session
         record_run(
-            self.session,
-            learner.id,
-            course_id,
-            self.step.slug,
-            result.points,
-            result.max_points,
+            session, learner.id, course_id, at.step.slug, result.points, result.max_points,
             passed=passed,
-        )
-        record_check_outcomes(self.session, learner.id, course_id, result)
-        self.session.commit()
-        request = self.request
+        )  # fmt: skip
+        record_check_outcomes(session, learner.id, course_id, result)
+        session.commit()
+        request = at.request
         if not is_htmx(request) and not self.runs.failures:
-            url = request.url_for("step", slug=self.step.slug)
+            url = request.url_for("step", slug=at.step.slug)
             return RedirectResponse(f"{url}#results", status_code=303)
-        context = step_page_context(
-            request, self.session, self.settings, self.course, self.step, learner
-        )
+        context = at.page_context(learner)
         results = step_results(result, self.runs)
-        add_step_views(context, self.session, self.material, self.step, results=results)
+        add_step_views(context, session, at.material, at.step, results=results)
         return render(request, "step.html", context, block="results", also=("run_oob",))

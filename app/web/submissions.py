@@ -13,20 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapi import Request
-from sqlalchemy.orm import Session
 from starlette.responses import Response
 
-from app.course.content import LoadedCourse, LoadedStep
 from app.designs import load_design, save_design
 from app.errors import Conflict, CourseUnavailable
 from app.grading.grader import design_sha256
 from app.models import User
 from app.progress import mark_in_progress, mark_needs_rerun
-from app.settings import Settings
 from app.web.auth import current_or_guest_learner
 from app.web.csrf import csrf_ok
 from app.web.forms import read_decisions
-from app.web.step_page import step_page_context
+from app.web.step_request import StepRequest
 from app.web.templating import render
 from simulator.design import Design
 
@@ -59,30 +56,18 @@ def conflict_message(saved_version: int, page_version: str) -> str:
 
 
 def kept_form(
-    request: Request,
-    session: Session,
-    settings: Settings,
-    course: LoadedCourse,
-    step: LoadedStep,
-    user: User | None,
-    form: Mapping[str, str],
-    *,
-    status_code: int,
-    message: str = "",
+    at: StepRequest, form: Mapping[str, str], *, status_code: int, message: str = ""
 ) -> Response:
     """The decisions again, holding the submitted values, with the errors or ``message``.
 
     With htmx it is the decisions block, retargeted there whichever button was pressed.
     """
-    assert step.step is not None
-    base = step_page_context(request, session, settings, course, step, user)
-    design, errors = read_decisions(step.step, form, base["design"])
+    assert at.step.step is not None
+    design, errors = read_decisions(at.step.step, form, at.page_context()["design"])
     if message:
         errors = {**errors, "": message}
-    context = step_page_context(
-        request, session, settings, course, step, user, design=design, errors=errors, submitted=form
-    )
-    response = render(request, "step.html", context, block="decisions", status_code=status_code)
+    context = at.page_context(design=design, errors=errors, submitted=form)
+    response = render(at.request, "step.html", context, block="decisions", status_code=status_code)
     response.headers["HX-Retarget"] = "#decisions"
     response.headers["HX-Reswap"] = "outerHTML"
     return response
@@ -93,15 +78,7 @@ async def read_form(request: Request) -> dict[str, str]:
     return {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
 
 
-def save_submission(
-    request: Request,
-    session: Session,
-    settings: Settings,
-    course: LoadedCourse,
-    step: LoadedStep,
-    user: User | None,
-    form: Mapping[str, str],
-) -> Saved | Response:
+def save_submission(at: StepRequest, form: Mapping[str, str]) -> Saved | Response:
     """Save the step's decisions from ``form`` into the learner's design.
 
     Returns Saved, or the response to send instead (the kept form: 403, 409 or 422). A guest
@@ -109,21 +86,12 @@ def save_submission(
     ones that were run are marked as needing a re-run. Commits, so that what the learner saved
     is stored before any simulation starts.
     """
+    request, session, course, step, user = at.request, at.session, at.course, at.step, at.user
     if not step.available or step.step is None or course.course is None:
         raise CourseUnavailable(f"Step {step.slug!r} is unavailable.")
 
     def kept(status_code: int, message: str = "") -> Response:
-        return kept_form(
-            request,
-            session,
-            settings,
-            course,
-            step,
-            user,
-            form,
-            status_code=status_code,
-            message=message,
-        )
+        return kept_form(at, form, status_code=status_code, message=message)
 
     if not csrf_ok(request, form):
         return kept(403, EXPIRED)
