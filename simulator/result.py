@@ -63,6 +63,16 @@ class Metrics(_Out):
     redelivered: int = 0
     duplicate_effects: int = 0
     lost: int = 0
+    log_lost: int = Field(
+        0,
+        description="Of lost: acknowledged events a broker loss took from the event log.",
+    )
+    offset_reset_skipped: int = Field(
+        0,
+        description="Of lost: unread events a consumer group skipped when its offset was reset "
+        "(auto.offset.reset=latest, an operator's reset, or the oldest offset left after "
+        "retention deleted events it had not read).",
+    )
     dead_lettered: int = 0
     order_violations: int = 0
     rebalances: int = 0

@@ -6,6 +6,7 @@ engine's metrics:
 
 - ``lost`` += acknowledged events a broker loss took from the log (the engine already counts
   events skipped by ``auto.offset.reset=latest`` and events dropped after their retries);
+  ``log_lost`` and ``offset_reset_skipped`` tell the two faults' shares of ``lost`` apart;
 - ``duplicate_effects`` += saga compensations applied twice or out of order;
 - ``order_violations``, ``wrong_model_version_served``, ``fallback_calls``, ``state_writes_lost``,
   ``state_writes_rebuilt``, ``saga_compensations``, ``sagas_to_human_queue``,
@@ -99,6 +100,7 @@ def merge_result(sim: Simulation, result: SimulationResult) -> SimulationResult:
     losses = ext.get("broker_losses", [])
     if losses:
         update["lost"] = m.lost + sum(b.lost for b in losses)
+        update["log_lost"] = sum(b.lost for b in losses)
         update["producer_blocked_seconds"] = float(sum(b.blocked_seconds for b in losses))
         for b in losses:
             notes.append(
@@ -110,6 +112,7 @@ def merge_result(sim: Simulation, result: SimulationResult) -> SimulationResult:
     pauses = ext.get("pauses", [])
     if pauses:
         update["offset_reset_errors"] = sum(p.offset_reset_errors for p in pauses)
+        update["offset_reset_skipped"] = sum(p.skipped for p in pauses)
         for p in pauses:
             how = (
                 "resumed from its committed offsets"

@@ -80,7 +80,7 @@ def test_replication_factor_one_loses_the_unflushed_writes_and_blocks_producers(
     60 s it is gone, which wait in the producers until 160 s."""
     sim, result = loss(replication_factor=1, acks="all")
     m = result.metrics
-    assert m.lost == 100
+    assert m.lost == m.log_lost == 100
     assert m.producer_blocked_seconds == 60.0
     [outcome] = sim.extensions["broker_losses"]
     assert (outcome.lost_after_read, outcome.delayed, outcome.blocked_partitions) == (100, 200, 1)
@@ -93,19 +93,19 @@ def test_replication_factor_one_loses_the_unflushed_writes_and_blocks_producers(
 
 def test_acks_one_loses_the_leaders_last_half_second() -> None:
     m = loss(replication_factor=3, min_insync_replicas=2, acks="1")[1].metrics
-    assert m.lost == 2  # events 996 and 999, at 99.6 and 99.9 s
+    assert m.lost == m.log_lost == 2  # events 996 and 999, at 99.6 and 99.9 s
     assert m.producer_blocked_seconds == 0.0
 
 
 def test_acks_all_with_enough_insync_replicas_loses_nothing() -> None:
     m = loss(replication_factor=3, min_insync_replicas=2, acks="all")[1].metrics
-    assert (m.lost, m.producer_blocked_seconds) == (0, 0.0)
+    assert (m.lost, m.log_lost, m.producer_blocked_seconds) == (0, 0, 0.0)
 
 
 def test_acks_zero_on_an_offline_partition_loses_what_is_sent_meanwhile() -> None:
     sim, result = loss(replication_factor=1, acks="0")
     m = result.metrics
-    assert m.lost == 100 + 200
+    assert m.lost == m.log_lost == 100 + 200
     assert m.producer_blocked_seconds == 0.0
     part = sim.groups["agent"].parts[0]
     during = [i for i, a in enumerate(part.arrival) if 100 <= a < 160]

@@ -67,13 +67,13 @@ def test_no_dedupe_repeats_every_replayed_effect() -> None:
 
 def test_latest_skips_every_event_that_arrived_while_away_silently() -> None:
     m = replay(reference(event_log={"auto_offset_reset": "latest"}))
-    assert m.lost == ARRIVED_WHILE_AWAY
-    assert (m.duplicate_effects, m.offset_reset_errors, m.redelivered) == (0, 0, 0)
+    assert m.lost == m.offset_reset_skipped == ARRIVED_WHILE_AWAY
+    assert (m.duplicate_effects, m.offset_reset_errors, m.redelivered, m.log_lost) == (0, 0, 0, 0)
 
 
 def test_earliest_replays_at_once_without_an_error() -> None:
     m = replay(reference(event_log={"auto_offset_reset": "earliest"}))
-    assert (m.offset_reset_errors, m.lost, m.duplicate_effects) == (0, 0, 0)
+    assert (m.offset_reset_errors, m.lost, m.duplicate_effects, m.offset_reset_skipped) == (0,) * 4
     assert m.redelivered == APPLIED_BEFORE
 
 
@@ -91,7 +91,7 @@ def test_events_deleted_by_retention_before_the_group_read_them_are_lost() -> No
     at the oldest event left, and the events of [3600, 90000) s were deleted unread."""
     d = reference(event_log={"retention_hours": 24, "auto_offset_reset": "earliest"})
     m = replay(d, offsets_retention_hours=168)
-    assert m.lost == (89_980 - 3620) // 20 + 1
+    assert m.lost == m.offset_reset_skipped == (89_980 - 3620) // 20 + 1
     assert m.duplicate_effects == 0
 
 
