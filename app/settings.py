@@ -13,6 +13,8 @@ DEFAULT_SECRET_KEY = "designlab-development-secret-change-me"
 """The shipped secret: good enough on a laptop, refused anywhere else."""
 
 DEFAULT_DATABASE_URL = "sqlite:///var/designlab.sqlite3"
+COURSE_DIR = Path(__file__).resolve().parents[1] / "steps"
+"""The course that comes with this installation (the repository's steps/)."""
 
 
 class Settings(BaseSettings):
@@ -38,8 +40,10 @@ class Settings(BaseSettings):
     secret_key: str = DEFAULT_SECRET_KEY
     """SECRET_KEY: signs session cookies. Refused when left at the default outside development."""
 
-    steps_dir: Path = Path("steps")
-    """STEPS_DIR: the course folder (course.yaml, one folder per step, scenarios/, designs/)."""
+    steps_dir: Path = COURSE_DIR
+    """STEPS_DIR: the course folder (course.yaml, one folder per step, scenarios/, designs/).
+    Default: the steps/ folder of this installation, whatever the working directory, so that
+    ``designlab grade design.yaml`` works where the learner saved the file."""
 
     max_body_bytes: int = Field(2_000_000, ge=1024)
     """MAX_BODY_BYTES: the largest request body accepted; a larger one gets 413. A design or

@@ -13,7 +13,8 @@ def test_defaults_are_a_sqlite_file_under_var_and_the_steps_folder(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     settings = Settings(_env_file=None)
     assert settings.database_url == "sqlite:///var/designlab.sqlite3"
-    assert settings.steps_dir == Path("steps")
+    assert settings.steps_dir == Path(__file__).resolve().parents[2] / "steps"
+    assert settings.steps_dir.is_absolute()
     assert settings.env == "development"
     assert settings.watch_steps
 
