@@ -6,6 +6,7 @@ A step's decisions name design fields by path; this module tells what kind of va
 
 from __future__ import annotations
 
+import math
 import types
 from dataclasses import dataclass
 from enum import Enum
@@ -95,11 +96,23 @@ class DesignField:
             raise ValueError(f"{text!r} is not one of {', '.join(map(str, self.choices or []))}")
         if kind == "bool":
             return text.lower() in {"1", "true", "on", "yes"}
-        if kind == "int":
-            return int(float(text)) if float(text).is_integer() else float(text)
-        if kind == "float":
-            return float(text)
+        if kind in ("int", "float"):
+            number = _number(text, whole=kind == "int")
+            return int(number) if kind == "int" and number.is_integer() else number
         return text
+
+
+def _number(text: str, whole: bool) -> float:
+    """``text`` as a finite number; raises ValueError with a message for the learner."""
+    wanted = "a whole number" if whole else "a number"
+    try:
+        number = float(text)
+    except ValueError:
+        shown = repr(text) if text else "nothing"
+        raise ValueError(f"Enter {wanted} (digits only, no separators); got {shown}.") from None
+    if not math.isfinite(number):
+        raise ValueError(f"Enter {wanted}; {text!r} is not a finite value.")
+    return number
 
 
 def _strip_optional(annotation: Any) -> tuple[Any, bool]:

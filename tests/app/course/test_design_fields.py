@@ -50,3 +50,24 @@ def test_with_values_sets_nested_fields_and_validates_the_whole_design():
     assert get_value(design, "delivery.commit") == "after_processing"
     with pytest.raises(ValidationError, match="min_insync_replicas"):
         with_values(Design(), {"event_log.min_insync_replicas": 3})
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "message"),
+    [
+        (
+            "event_log.partitions",
+            "eight",
+            "Enter a whole number (digits only, no separators); got 'eight'.",
+        ),
+        ("event_log.partitions", "1,000", "got '1,000'"),
+        ("event_log.partitions", "", "got nothing"),
+        ("event_log.partitions", "inf", "'inf' is not a finite value"),
+        ("state_store.failover_seconds", "lots", "Enter a number (digits only"),
+    ],
+)
+def test_a_number_field_refuses_text_in_the_learners_words(path, raw, message):
+    """Not Python's "could not convert string to float"."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+        design_field(path).coerce(raw)
+    assert "convert" not in str(err.value)
