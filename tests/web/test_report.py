@@ -75,6 +75,12 @@ def test_an_invalid_upload_names_file_line_and_field_and_changes_nothing(learner
     assert (
         problem == "mine.yaml:3 event_log.partitions : Input should be greater than or equal to 1"
     )
+    # Said at the top too, before the score of the saved design, with a link to the problems.
+    page = soup(response)
+    top = page.select_one(".report-head #upload-refused")
+    assert top is not None and top.get("role") == "alert"
+    assert words(top).startswith("Your upload was not used. The file is not a valid design")
+    assert top.select_one("a")["href"] == "#design-file"
     (record,) = rows(make_settings(), DesignRecord)
     assert "partitions: 30" in record.yaml_text
 
