@@ -170,3 +170,10 @@ def test_start_over_keeps_the_design_and_clears_progress(learner, make_settings)
     assert response.headers["location"].endswith("/steps/commit-order")
     assert rows(make_settings(), StepProgress) == []
     assert len(rows(make_settings(), DesignRecord)) == 1
+
+
+def test_the_overview_leads_to_the_report_card_once_a_step_was_run(learner, make_client):
+    link = soup(learner.get("/")).select_one("p.actions a#report-link")
+    assert link is not None and link["href"].endswith("/report")
+    assert link.get_text(strip=True) == "Your report card"
+    assert soup(make_client().get("/")).select_one("#report-link") is None  # not for a newcomer
