@@ -112,3 +112,20 @@ def test_htmx_is_installed_and_saves_decisions_in_place(server: str, page: Page)
     assert page.evaluate("window.__same_document") is True, "the page reloaded instead of a swap"
     page.reload()
     expect(page.get_by_label("202 Accepted with a run id, at once")).to_be_checked()
+
+
+def test_running_a_step_again_breaks_no_content_security_rule(server: str, page: Page) -> None:
+    """The second run swaps charts over charts: htmx must not copy the old canvases' inline
+    style onto the new ones (the CSP allows no inline style; Chromium logs each attempt)."""
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.goto(server + "/steps/worker-crash")
+    run = page.get_by_role("button", name="Run the simulation")
+    for attempt in (1, 2):
+        run.click()
+        expect(page.locator("#results canvas").first).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(500)
+        assert page.locator("#results").count() == 1, f"run {attempt}"
+    assert errors == []
