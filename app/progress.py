@@ -30,6 +30,27 @@ class StepStanding:
         return self.status.value.replace("_", " ").replace("rerun", "re-run")
 
 
+@dataclass(frozen=True)
+class ScoreSoFar:
+    """The rail's "score so far": points of the runs that still stand for the learner's design
+    (a step marked to re-run counts nothing until it is run again), the course's points, and
+    how many steps wait for a re-run."""
+
+    points: int
+    max_points: int
+    to_rerun: int
+
+
+def score_so_far(standing: dict[str, StepStanding]) -> ScoreSoFar:
+    """ScoreSoFar of a learner's standings (from :func:`standings`)."""
+    current = [s for s in standing.values() if s.status is not StepStatus.needs_rerun]
+    return ScoreSoFar(
+        points=sum(s.points for s in current),
+        max_points=sum(s.max_points for s in standing.values()),
+        to_rerun=len(standing) - len(current),
+    )
+
+
 def max_points(step: LoadedStep) -> int:
     """Points the step's checks are worth in all (0 for a step without checks or unavailable)."""
     return sum(c.points for c in step.step.checks) if step.step is not None else 0

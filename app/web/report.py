@@ -25,7 +25,7 @@ from app.designs import load_design, save_design
 from app.grading.grader import CourseMaterial
 from app.grading.result import GradeResult, StepResult
 from app.models import StepProgress, User
-from app.progress import mark_needs_rerun, standings
+from app.progress import mark_needs_rerun, score_so_far, standings
 from app.settings import Settings
 from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
@@ -127,8 +127,7 @@ async def report_context(
         "meta": course.course,
         "current": None,
         "standing": standing,
-        "score_points": sum(s.points for s in standing.values()),
-        "score_max": sum(s.max_points for s in standing.values()),
+        "score": score_so_far(standing),
         "graded": graded,
         "checks_total": sum(len(s.checks) for s in graded.steps),
         "checks_passed": sum(c.status == "pass" for s in graded.steps for c in s.checks),

@@ -21,7 +21,7 @@ from app.course.narrative import render_markdown
 from app.designs import load_design
 from app.errors import NotFound
 from app.models import Role, User
-from app.progress import standings
+from app.progress import score_so_far, standings
 from app.settings import Settings
 from app.web.deps import csrf_token
 from app.web.forms import build_fields
@@ -80,8 +80,7 @@ def step_page_context(
         "meta": course.course,
         "current": step,
         "standing": standing,
-        "score_points": sum(s.points for s in standing.values()),
-        "score_max": sum(s.max_points for s in standing.values()),
+        "score": score_so_far(standing),
         "narrative": narrative_html(course, step) if step.available else Markup(""),
         "fields": build_fields(step.step, shown, errors, submitted)
         if step.available and step.step is not None

@@ -230,15 +230,20 @@ def test_a_stale_tab_keeps_its_values_and_saving_again_overwrites(learner, make_
 def test_changing_an_earlier_decision_marks_later_steps_to_rerun(learner, make_settings):
     run(learner, "event-log", event_log__partitions="32")
     unchanged = step_form(learner, "commit-order")
-    learner.post("/steps/commit-order", data=unchanged, headers=HX)
+    before = learner.post("/steps/commit-order", data=unchanged, headers=HX)
     status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
     assert status["event-log"] is StepStatus.failed
+    score = soup(before).select_one("#rail[hx-swap-oob] p.score").get_text(" ", strip=True)
+    assert not score.startswith("score so far 0/") and "re-run" not in score
     changed = step_form(learner, "commit-order", delivery__commit="after_processing")
     response = learner.post("/steps/commit-order", data=changed, headers=HX)
     status = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
     assert status["event-log"] is StepStatus.needs_rerun
     rail = soup(response).select_one("#rail[hx-swap-oob]")
     assert rail.select_one("li:nth-of-type(2) .glyph").get_text() == "↻"
+    # The score so far no longer counts the run that no longer stands, and says why.
+    score = rail.select_one("p.score").get_text(" ", strip=True)
+    assert score.startswith("score so far 0/") and "1 step to re-run" in score
     page = soup(learner.get("/steps/event-log"))
     assert page.select_one("#results ol.checks") is None
     assert "changed since your last run" in page.select_one("#results .notice").get_text()
