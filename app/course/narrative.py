@@ -43,8 +43,15 @@ def render_markdown(text: str) -> Markup:
 
 def heading_anchors(text: str) -> list[str]:
     """The ids given to the h2-h4 headings of Markdown ``text`` (targets for a check's concept)."""
-    return [
-        str(token.attrs["id"])
-        for token in _markdown().parse(text)
-        if token.type == "heading_open" and "id" in token.attrs
-    ]
+    return list(headings(text))
+
+
+def headings(text: str) -> dict[str, str]:
+    """The h2-h4 headings of Markdown ``text``: their ids (anchors) to their plain text, in order
+    (a check's concept link reads the heading it points at)."""
+    tokens = _markdown().parse(text)
+    found: dict[str, str] = {}
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and "id" in token.attrs and i + 1 < len(tokens):
+            found[str(token.attrs["id"])] = tokens[i + 1].content
+    return found

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.figures import narrative_with_figures
-from app.course.narrative import render_markdown
+from app.course.narrative import headings, render_markdown
 from app.designs import load_design
 from app.errors import NotFound
 from app.models import Role, User
@@ -53,6 +53,16 @@ def narrative_html(course: LoadedCourse, step: LoadedStep) -> Markup:
     return html
 
 
+def concept_titles(course: LoadedCourse, step: LoadedStep) -> dict[str, str]:
+    """The step narrative's headings by anchor, for the "Read: ..." link of a check's concept
+    (made once per load of the course, like the narrative)."""
+    key = f"concepts:{step.slug}"
+    titles = course.derived.get(key)
+    if titles is None:
+        titles = course.derived[key] = headings(step.narrative) if step.available else {}
+    return titles
+
+
 def step_page_context(
     request: Request,
     session: Session,
@@ -82,6 +92,7 @@ def step_page_context(
         "standing": standing,
         "score": score_so_far(standing),
         "narrative": narrative_html(course, step) if step.available else Markup(""),
+        "concepts": concept_titles(course, step),
         "fields": build_fields(step.step, shown, errors, submitted)
         if step.available and step.step is not None
         else [],
