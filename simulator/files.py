@@ -192,5 +192,20 @@ def load_scenario(path: Path) -> Scenario:
 
 
 def dump_yaml(model: BaseModel) -> str:
-    """Serialise a design or scenario as YAML in field order (enums as their values)."""
-    return yaml.safe_dump(model.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+    """Serialise a design or scenario as YAML in field order (enums as their values); a whole
+    number in a float field is written without ``.0`` (``45000``, not ``45000.0``), which loads
+    back to the same value. Uses libyaml's emitter when present."""
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    data = _whole_numbers(model.model_dump(mode="json"))
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with every float that is a whole number (below 2**53) made an int."""
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value

@@ -122,3 +122,16 @@ def test_a_hostile_value_in_the_reference_design_is_refused_naming_its_field(dat
 def test_a_hostile_value_in_a_course_scenario_is_refused_naming_its_field(data, value):
     path = data.draw(st.sampled_from(leaf_paths(PEAK)))
     assert_names_the_change(Scenario, PEAK, path, value)
+
+
+REFERENCE_FILE = Path(__file__).resolve().parents[2] / "steps" / "designs" / "reference.yaml"
+
+
+def test_a_saved_design_writes_whole_numbers_without_a_decimal_point_and_loads_back_equal():
+    from simulator.files import dump_yaml, load_design
+
+    design = load_design(REFERENCE_FILE)
+    text = dump_yaml(design)
+    assert "session_timeout_ms: 45000\n" in text
+    assert ".0\n" not in text
+    assert load_model(Design, text, "design.yaml") == design
