@@ -49,7 +49,8 @@ def test_failed_checks_come_first_with_the_learners_numbers_hint_and_concept(lea
     assert first.select_one(".why").get_text(" ", strip=True) == "Why: 12 partitions, 24 needed"
     assert first.select_one(".hint").get_text(" ", strip=True) == "Hint: Add partitions."
     assert first.select_one(".concept a")["href"] == "#partitions"
-    assert first.select_one(".concept a").get_text(strip=True) == "Read: Partitions ↑"  # its heading
+    # the link reads the heading it points at
+    assert first.select_one(".concept a").get_text(strip=True) == "Read: Partitions ↑"
 
 
 def test_passed_checks_follow_the_failed_ones_in_declared_order(learner):
