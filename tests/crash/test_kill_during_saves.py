@@ -28,6 +28,8 @@ from tests.live_server import LiveServer
 pytestmark = pytest.mark.slow
 
 LEARNERS = 200
+KEEPALIVE_S = 1.0
+"""Seconds a learner's idle connection is kept for its next request (see with_learners)."""
 KILL_AFTER_ACKS = 50
 """The server is killed as soon as this many second saves were acknowledged."""
 
@@ -84,12 +86,14 @@ async def with_learners(
     url: str, cookies: list[httpx.Cookies], work: Callable[..., Awaitable[Any]]
 ) -> Any:
     """Run ``work(learners)`` with one client per cookie jar (one connection each); the jars keep
-    the cookies the server set, for a later round."""
+    the cookies the server set, for a later round.
+
+    A client drops a connection idle for KEEPALIVE_S, well before the server's keep-alive
+    timeout (uvicorn: 5 s): otherwise a save sent on a connection the server is closing at that
+    moment fails with a read error, which is the client's race, not a lost save."""
+    limits = httpx.Limits(max_connections=1, keepalive_expiry=KEEPALIVE_S)
     clients = [
-        httpx.AsyncClient(
-            base_url=url, timeout=60, cookies=jar, limits=httpx.Limits(max_connections=1)
-        )
-        for jar in cookies
+        httpx.AsyncClient(base_url=url, timeout=60, cookies=jar, limits=limits) for jar in cookies
     ]
     try:
         return await work([Learner(i, client) for i, client in enumerate(clients)])
