@@ -9,10 +9,13 @@ cost model is cheap and follows the course's pricing catalog).
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from app.db import insert_unless_exists
@@ -45,14 +48,53 @@ def cache_key(design: Design, name: str, scenario: Scenario, seed: int) -> Cache
     return CacheKey(design_sha256(design), name, scenario_sha256(scenario), seed)
 
 
+RECENT_PER_DATABASE = 256
+"""Results kept in this process per database, most recently used first (about 11 kB each)."""
+
+_recent: weakref.WeakKeyDictionary[Engine, OrderedDict[CacheKey, SimulationResult]] = (
+    weakref.WeakKeyDictionary()
+)
+_recent_lock = threading.Lock()
+
+
+def _recall(session: Session, keys: list[CacheKey]) -> dict[CacheKey, SimulationResult]:
+    with _recent_lock:
+        recent = _recent.get(session.get_bind().engine)
+        if recent is None:
+            return {}
+        found = {k: recent[k] for k in keys if k in recent}
+        for key in found:
+            recent.move_to_end(key)
+        return found
+
+
+def _remember(session: Session, results: dict[CacheKey, SimulationResult]) -> None:
+    with _recent_lock:
+        recent = _recent.setdefault(session.get_bind().engine, OrderedDict())
+        for key, result in results.items():
+            recent[key] = result
+            recent.move_to_end(key)
+        while len(recent) > RECENT_PER_DATABASE:
+            recent.popitem(last=False)
+
+
 def cached(session: Session, keys: Iterable[CacheKey]) -> dict[CacheKey, SimulationResult]:
-    """The cached results among ``keys`` (missing keys are absent from the answer)."""
+    """The cached results among ``keys`` (missing keys are absent from the answer).
+
+    A result is the same for its key for ever, so the last RECENT_PER_DATABASE results read or
+    stored are kept in this process beside the table (a learner re-running a step reads the
+    same key again); the rest are read from ``sim_results``.
+    """
     wanted = list(keys)
     if not wanted:
         return {}
+    found = _recall(session, wanted)
+    missing = [key for key in wanted if key not in found]
+    if not missing:
+        return found
     rows = session.scalars(
         select(SimResult).where(
-            SimResult.design_hash.in_({k.design_hash for k in wanted}),
+            SimResult.design_hash.in_({k.design_hash for k in missing}),
             SimResult.simulator_version == SIMULATOR_VERSION,
         )
     )
@@ -60,11 +102,13 @@ def cached(session: Session, keys: Iterable[CacheKey]) -> dict[CacheKey, Simulat
         CacheKey(r.design_hash, r.scenario_name, r.scenario_hash, r.seed, r.simulator_version): r
         for r in rows
     }
-    return {
+    read = {
         key: SimulationResult.model_validate_json(by_key[key].result_json)
-        for key in wanted
+        for key in missing
         if key in by_key
     }
+    _remember(session, read)
+    return {key: found.get(key) or read[key] for key in wanted if key in found or key in read}
 
 
 def store(session: Session, key: CacheKey, result: SimulationResult) -> None:
@@ -73,7 +117,7 @@ def store(session: Session, key: CacheKey, result: SimulationResult) -> None:
     One ``INSERT ... ON CONFLICT DO NOTHING`` in the caller's transaction, so a lost race
     neither undoes nor commits the caller's other changes.
     """
-    insert_unless_exists(
+    inserted = insert_unless_exists(
         session,
         SimResult,
         design_hash=key.design_hash,
@@ -83,3 +127,5 @@ def store(session: Session, key: CacheKey, result: SimulationResult) -> None:
         simulator_version=key.simulator_version,
         result_json=result.model_dump_json(),
     )
+    if inserted:
+        _remember(session, {key: result})

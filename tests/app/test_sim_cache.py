@@ -71,3 +71,20 @@ def test_a_stored_result_comes_back_equal_and_a_second_store_keeps_the_first(dat
         session.commit()
         assert cached(session, [key]) == {key: a_result(lost=3)}
         assert len(list(session.scalars(SimResult.__table__.select()))) == 1
+
+
+def test_recent_results_are_served_from_this_process_per_database(database_url):
+    """A re-run reads the same key again: it comes from memory, without the table (shown by
+    deleting the row behind it); another engine (another app) keeps its own."""
+    upgrade(database_url)
+    engine = make_engine(database_url)
+    factory = make_sessionmaker(engine)
+    key = cache_key(Design(name="recent"), "peak", Scenario(name="peak"), 7)
+    with factory() as session:
+        store(session, key, a_result(lost=5))
+        session.commit()
+        session.execute(SimResult.__table__.delete())
+        session.commit()
+        assert cached(session, [key]) == {key: a_result(lost=5)}
+    with make_sessionmaker(make_engine(database_url))() as other:
+        assert cached(other, [key]) == {}
