@@ -14,7 +14,6 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from starlette.responses import RedirectResponse, Response
 
 from app import simpool
-from app.api.router import MaterialDep
 from app.course.content import LoadedCourse
 from app.errors import DesignlabError, Forbidden, NotFound
 from app.export import grades_csv
@@ -23,9 +22,9 @@ from app.instructor.health import SelfTests, clean_files, course_version, findin
 from app.instructor.preview import find_design, preview_designs, read_design
 from app.models import Role, User
 from app.step_runs import ensure_runs, grade_off_loop
-from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
+from app.web.deps import CourseDep, CsrfDep, SessionDep, UserDep, csrf_token
 from app.web.results import step_results
-from app.web.step_page import find_step, step_page_context
+from app.web.step_request import StepDep
 from app.web.step_views import add_step_views
 from app.web.templating import is_htmx, render
 from simulator.design import Design
@@ -147,13 +146,8 @@ def rerun_self_test(request: Request, course: CourseDep) -> Response:
 
 @router.get("/steps/{slug}", name="instructor_preview")
 async def preview_page(
-    request: Request,
-    slug: str,
-    course: CourseDep,
-    material: MaterialDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: InstructorPageDep,
+    user: InstructorPageDep,  # first: refused or sent to sign in before the step is looked up
+    at: StepDep,
     design: Annotated[str | None, Query(description="A design file named in course.yaml.")] = None,
 ) -> Response:
     """Step ``slug`` as a learner sees it, filled with the chosen course design and graded.
@@ -161,19 +155,14 @@ async def preview_page(
     The grade and the results block are a learner's run of the step (app.step_runs, the
     simulation cache and pool, app.web.results), so the preview shows what a learner reads.
     """
-    step = find_step(course, slug)
+    course, step, material, session = at.course, at.step, at.material, at.session
     chosen = find_design(course, design)
     problem = ""
     try:
         shown: Design | None = read_design(course, chosen)
     except InputFileError as exc:
         shown, problem = None, "; ".join(str(e) for e in exc.errors)
-    context = step_page_context(
-        request,
-        session,
-        settings,
-        course,
-        step,
+    context = at.page_context(
         user,
         design=shown,
         section="preview",
@@ -188,7 +177,7 @@ async def preview_page(
         graded = await grade_off_loop(shown, material, [step], runs)
         results = step_results(graded.steps[0], runs)
     add_step_views(context, session, material, step, results=results)
-    return render(request, "instructor/preview.html", context)
+    return render(at.request, "instructor/preview.html", context)
 
 
 def _sign_in_redirect(request: Request, exc: Exception) -> Response:

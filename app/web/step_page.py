@@ -8,8 +8,8 @@ a browser without JavaScript gets the whole page with the same content filled in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from fastapi import Request
 from markupsafe import Markup
@@ -27,6 +27,8 @@ from app.web.deps import csrf_token
 from app.web.forms import build_fields
 from simulator.design import Design
 
+T = TypeVar("T")
+
 
 def find_step(course: LoadedCourse, slug: str) -> LoadedStep:
     """The step with this slug; raises NotFound."""
@@ -41,26 +43,32 @@ def can_see_problems(user: User | None, settings: Settings) -> bool:
     return (user is not None and user.role is Role.instructor) or settings.watch_steps
 
 
+def _derived(course: LoadedCourse, key: str, make: Callable[[], T]) -> T:
+    """``make()`` once per load of the course, kept in ``course.derived`` under ``key``."""
+    if key not in course.derived:
+        course.derived[key] = make()
+    value: T = course.derived[key]
+    return value
+
+
 def narrative_html(course: LoadedCourse, step: LoadedStep) -> Markup:
     """The step's narrative as sanitised HTML, its ``{{ figures.name }}`` computed.
 
     It depends on the loaded course alone (figures come from the reference design), so it is
-    made once per load of the folder and kept in ``course.derived``."""
-    key = f"narrative:{step.slug}"
-    html = course.derived.get(key)
-    if html is None:
-        html = course.derived[key] = render_markdown(narrative_with_figures(course, step))
-    return html
+    made once per load of the folder."""
+    return _derived(
+        course,
+        f"narrative:{step.slug}",
+        lambda: render_markdown(narrative_with_figures(course, step)),
+    )
 
 
 def concept_titles(course: LoadedCourse, step: LoadedStep) -> dict[str, str]:
     """The step narrative's headings by anchor, for the "Read: ..." link of a check's concept
     (made once per load of the course, like the narrative)."""
-    key = f"concepts:{step.slug}"
-    titles = course.derived.get(key)
-    if titles is None:
-        titles = course.derived[key] = headings(step.narrative) if step.available else {}
-    return titles
+    if not step.available:
+        return {}
+    return _derived(course, f"concepts:{step.slug}", lambda: headings(step.narrative))
 
 
 def step_page_context(
