@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-SIMULATOR_VERSION = "1.1.0"
+SIMULATOR_VERSION = "1.2.0"
 
 if TYPE_CHECKING:
     from simulator.design import Design

@@ -3,7 +3,7 @@
 This module is the simulator's data plane. It processes a group's step events *in time order*,
 merging two sources: a heap of "next thing this partition does" times (steps finishing, retries,
 resumed partitions) and the topic's arrivals in time order (which wake idle partitions). It is
-driven by the SimPy control plane (``simulator.engine.run``): every control event (a sample, an
+driven by the SimPy control plane (``simulator.engine.run``): every control event (an
 auto-commit tick, a crash, a rebalance) first calls :meth:`ConsumerGroup.advance` up to its time
 and then changes the group. No SimPy process or timeout exists per step event; per event the work
 is a few arithmetic operations and at most one heap operation (none for a step that starts on an
@@ -85,7 +85,6 @@ import random
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
-from operator import attrgetter
 from typing import Protocol
 
 import numpy as np
@@ -103,6 +102,7 @@ from simulator.design import (
 from simulator.design import ConsumerGroup as GroupConfig
 from simulator.engine.eventlog import Topic
 from simulator.engine.provider import REJECT_429, backoff_seconds
+from simulator.engine.samples import GroupSamples
 
 PBITS = 12
 """Bits of a heap key that hold the partition (at most 4096 partitions, the design's limit)."""
@@ -152,9 +152,6 @@ PARK = -2
 """``Partition.fail_attempts`` value: park the event at once (dead-lettered, e.g. quarantined)."""
 DROP = -3
 """``Partition.fail_attempts`` value: skip the event at once, uncounted (its fault counts it)."""
-
-_COMMITTED = attrgetter("committed")
-"""Reads ``Partition.committed`` (the chart samples map it over every partition)."""
 
 
 class FaultHooks(Protocol):
@@ -279,7 +276,7 @@ class ConsumerGroup:
     *Early completion*: when a step is the last of its batch and the partition's next record
     arrives after the step finishes, the step's completion and batch commit are booked when it
     starts and the partition's next heap visit is that arrival (one heap operation per event instead
-    of two). ``early_f[p]`` keeps the step's finish; the samplers count such steps as still in
+    of two). ``early_f[p]`` keeps the step's finish; the samples count such steps as still in
     flight (and their commit as not yet made) until then, and :meth:`settle` turns them back into
     steps in progress before any control event looks at the partitions.
     """
@@ -388,6 +385,12 @@ class ConsumerGroup:
         self.slow_batches = 0
         self.on_rebalance: Callable[[str, float], None] | None = None
         self.faults: FaultHooks | None = None
+        self.samples: GroupSamples | None = None
+        self.sample_key = STREAM_END
+        # Control actions asked for by request_control, due at control_t (key control_key).
+        self.control_actions: list[Callable[[float], None]] = []
+        self.control_key = STREAM_END
+        self.control_t = math.inf
 
     # ------------------------------------------------------------------ heap helpers
 
@@ -860,8 +863,17 @@ class ConsumerGroup:
 
         Two sources are merged by key: the heap (steps finishing, retries, resumed partitions)
         and the topic's arrivals in time order (``stream_key``), which wake partitions that wait
-        for their next record (``Partition.stream_wait``) without any heap operation.
+        for their next record (``Partition.stream_wait``) without any heap operation. On the way
+        the group takes its samples (:meth:`set_samples`) and runs the control actions asked
+        for with :meth:`request_control` at their sample times, so the outcome does not depend
+        on how often the control plane calls this.
         """
+        while self._advance(until):
+            pass
+
+    def _advance(self, until: float) -> bool:
+        """One stretch of :meth:`advance`: True when it stopped for a control action (it ran the
+        action; call again to go on to ``until``)."""
         heap = self.heap
         ticks = TICKS_PER_S
         pbits = PBITS
@@ -870,7 +882,8 @@ class ConsumerGroup:
         stream_key = self.stream_key
         si = self.stream_i
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
-            return
+            return self._catch_up(limit_key)
+        sample_key = self.sample_key
         stream_t = self.stream_t
         parts = self.parts
         admit = self.stage.admit
@@ -906,6 +919,10 @@ class ConsumerGroup:
                 key = heap[0]
                 if key > limit_key:
                     break
+                if key > sample_key:
+                    if key > self.control_key:
+                        break
+                    sample_key = self._take_samples(key, started, busy)
                 own = True
                 p = key & mask
                 part = parts[p]
@@ -914,6 +931,10 @@ class ConsumerGroup:
             else:
                 if sk > limit_key:
                     break
+                if sk > sample_key:
+                    if sk > self.control_key:
+                        break
+                    sample_key = self._take_samples(sk, started, busy)
                 si += 1
                 p = sk & mask
                 part = parts[p]
@@ -1141,27 +1162,58 @@ class ConsumerGroup:
         self.processed += processed
         self.started_first += started
         self.model_calls += calls
+        self.sample_key = sample_key
+        return self._catch_up(limit_key)
+
+    def _catch_up(self, limit_key: int) -> bool:
+        """Every step action up to ``limit_key`` is done: run a control action due by then (after
+        the sample at its time; returns True), else take the samples before ``limit_key``."""
+        control_key = self.control_key
+        if control_key <= limit_key:
+            if self.samples is not None:
+                self.sample_key = self._take_samples(control_key + 1, 0, self.busy)
+            actions, t = self.control_actions, self.control_t
+            self.control_actions, self.control_key, self.control_t = [], STREAM_END, math.inf
+            for action in actions:
+                action(t)
+            return True
+        if self.sample_key < limit_key:
+            self.sample_key = self._take_samples(limit_key, 0, self.busy)
+        return False
+
+    def request_control(self, t: float, action: Callable[[float], None]) -> float:
+        """Run ``action(at)`` when the data plane reaches the first sample time ``at`` at or
+        after ``t`` seconds, right after that sample (``t`` itself without samples); returns
+        ``at`` (``math.inf`` past the last sample). The caller makes sure the group is advanced
+        that far. For the faults layer: a step action (a batch over ``max_poll_interval_ms``)
+        that must change the group as a control event would, at most one sample later."""
+        key = int(t * TICKS_PER_S) << PBITS
+        if self.samples is None:
+            at_key, at = key | MASK, t
+        else:
+            at_key, at = self.samples.first_at_or_after(key)
+        if at_key < self.control_key:
+            self.control_key, self.control_t = at_key, at
+        self.control_actions.append(action)
+        return self.control_t
+
+    def _take_samples(self, key: int, started: int, busy: int) -> int:
+        samples = self.samples
+        assert samples is not None, "sample_key is STREAM_END while no samples are set"
+        return samples.record(self, key, started, busy)
+
+    def finish_samples(self) -> None:
+        """Take the samples not taken yet (at the end of the run) and flush them."""
+        if self.samples is not None:
+            self.sample_key = self.samples.record(self, STREAM_END, 0, self.busy)
+            self.samples.flush()
+
+    def set_samples(self, samples: GroupSamples) -> None:
+        """Have the data plane take ``samples`` as it goes (see simulator.engine.samples)."""
+        self.samples = samples
+        self.sample_key = samples.next_key
 
     # ------------------------------------------------------------------ measurements
-
-    def waiting_events(self, log_end: int) -> int:
-        """Backlog: events in the log (``log_end`` of them by now) that have not started yet.
-
-        Exact at any time the group has been advanced to: starts happen when they are processed.
-        Events skipped without ever starting (lost, dropped) are not waiting."""
-        return log_end - self.started_first - self.never_started_gone
-
-    def chart_sample(self, t: float) -> tuple[np.ndarray, int]:
-        """Lag of every partition at ``t`` (shape ``(P,)`` int64) and the steps in flight.
-
-        Early-completed steps still running at ``t`` count as in flight, and their batch commit
-        (commit after processing) as not yet made."""
-        running = np.asarray(self.early_f, dtype=np.float64) > t
-        committed = np.fromiter(map(_COMMITTED, self.parts), dtype=np.int64, count=self.partitions)
-        if self.commit_mode is CommitMode.after_processing:
-            committed -= running
-        lags = self.topic.log_end_per_partition(t) - committed
-        return lags, self.busy + int(np.count_nonzero(running))
 
     def first_times(self) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event (seconds, NaN when it never happened),

@@ -151,6 +151,11 @@ class Topic:
         self._grid = np.zeros((self.partitions, 0), dtype=np.int64)
         self._grid_index: dict[float, int] = {}
 
+    def log_end_grid(self) -> np.ndarray:
+        """The grid of :meth:`precompute_log_ends`: shape ``(P, k)`` int64, partition ``p``'s
+        log-end offset at its ``k``-th time."""
+        return self._grid
+
     def precompute_log_ends(self, times: np.ndarray) -> None:
         """Compute every partition's log-end offset at each of ``times`` (sorted seconds, shape
         ``(k,)``) at once: a ``(P, k)`` grid built from one count of arrivals per (partition,

@@ -1,11 +1,14 @@
 """``simulate``: one SimPy environment and one seeded generator per run, driving the groups.
 
-The **control plane** runs on SimPy: the sampler (lag every ``duration / 2400`` s, charts every
-``duration / 300`` s), auto-commit ticks, and the faults (a worker crash, its session-timeout
-detection and rebalance, the restart). Each control event first advances the **data plane**
-(``simulator.engine.consumers.ConsumerGroup.advance``) to its own time, which processes the step
-events due by then in time order, and then acts. Step events themselves are never SimPy events:
-that keeps the cost per step event at a few arithmetic operations (see benchmarks/simulator.py).
+The **control plane** runs on SimPy: auto-commit ticks and the faults (a worker crash, its
+session-timeout detection and rebalance, the restart, the slow-batch watchdog). Each control event
+first advances the **data plane** (``simulator.engine.consumers.ConsumerGroup.advance``) to its own
+time, which processes the step events due by then in time order, and then acts. Step events
+themselves are never SimPy events: that keeps the cost per step event at a few arithmetic
+operations (see benchmarks/simulator.py). The samples (backlog every ``duration / 2400`` s, lag and
+steps in flight every ``duration / 300`` s) are taken by the data plane as it passes their times
+(``simulator.engine.samples``), so they cost no SimPy event and do not depend on how often the
+control plane advances the groups.
 
 Randomness: ``numpy.random.SeedSequence(seed)`` spawns one child for the workload (a numpy
 ``Generator``, PCG64) and one per consumer group for retry jitter (a ``random.Random``). Nothing
@@ -19,6 +22,7 @@ by the core; the faults layer adds them through :attr:`Simulation.fault_handlers
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
@@ -27,7 +31,7 @@ import numpy as np
 import simpy
 
 from simulator.design import CommitMode, Design
-from simulator.engine.consumers import ConsumerGroup, Stage
+from simulator.engine.consumers import MASK, PBITS, STREAM_END, TICKS_PER_S, ConsumerGroup, Stage
 from simulator.engine.eventlog import Topic, build_topic
 from simulator.engine.metrics import (
     UTILISATION_CAP,
@@ -37,6 +41,7 @@ from simulator.engine.metrics import (
     sig,
 )
 from simulator.engine.provider import Provider
+from simulator.engine.samples import GroupSamples
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import GROUPS, Workload, build_workload
@@ -132,18 +137,29 @@ class Simulation:
             )
         n_fine = CHART_SAMPLES * FINE_PER_CHART
         self.fine_t = np.arange(1, n_fine + 1, dtype=np.float64) * self.fine_dt
-        self.fine_log_end = {
-            name: np.searchsorted(self.topics[name].arrival_sorted_s, self.fine_t, side="right")
-            for name in GROUPS
-        }
-        self.fine_backlog = {name: np.zeros(n_fine, dtype=np.int64) for name in GROUPS}
         chart_t = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
-        for topic in self.topics.values():
+        # The heap-key limit of each sample time, as ConsumerGroup.advance computes it.
+        limit_keys = (np.floor(self.fine_t * TICKS_PER_S).astype(np.int64) << PBITS) | MASK
+        for name in GROUPS:
+            topic = self.topics[name]
             topic.precompute_log_ends(chart_t)
-        self.chart_lag = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
-        self.chart_busy = {name: np.zeros(CHART_SAMPLES, dtype=np.int64) for name in GROUPS}
-        self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
+            self.groups[name].set_samples(
+                GroupSamples(
+                    self.fine_t,
+                    limit_keys,
+                    STREAM_END,
+                    FINE_PER_CHART,
+                    chart_t,
+                    topic.log_end_grid(),
+                    commit_after=design.delivery.commit is CommitMode.after_processing,
+                )
+            )
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # Filled from the groups' samples when the run ends (_collect_samples).
+        self.fine_backlog: dict[str, np.ndarray] = {}
+        self.chart_lag: dict[str, np.ndarray] = {}
+        self.chart_busy: dict[str, np.ndarray] = {}
+        self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
         self.agent_partition_max = np.zeros(design.event_log.partitions, dtype=np.int64)
         self.fault_handlers: dict[str, FaultHandler] = {"worker_crash": _worker_crash}
         # Hooks of the faults layer (simulator.faults): called when a group crashes (before the
@@ -162,33 +178,6 @@ class Simulation:
         """Bring the data plane of the named groups up to ``t`` seconds."""
         for name in names:
             self.groups[name].advance(t)
-
-    def _sampler(self) -> Generator[simpy.Event, Any, None]:
-        """Each fine step: every group's backlog; each chart step: lags and steps in flight."""
-        env = self.env
-        groups = [
-            (name, self.groups[name], self.fine_log_end[name].tolist(), self.fine_backlog[name])
-            for name in GROUPS
-        ]
-        for k, t in enumerate(self.fine_t.tolist()):
-            if t > env.now:
-                yield env.timeout(t - env.now)
-            for _, g, ends, backlog in groups:
-                g.advance(t)
-                backlog[k] = g.waiting_events(ends[k])
-            if (k + 1) % FINE_PER_CHART == 0:
-                c = (k + 1) // FINE_PER_CHART - 1
-                worst = 0
-                for name, g, _, _ in groups:
-                    if not g.topic.arrival_s.size:
-                        continue
-                    lags, busy = g.chart_sample(t)
-                    self.chart_lag[name][c] = int(lags.sum())
-                    self.chart_busy[name][c] = busy
-                    worst = max(worst, int(lags.max()))
-                    if name == "agent":
-                        np.maximum(self.agent_partition_max, lags, out=self.agent_partition_max)
-                self.chart_worst[c] = worst
 
     def _auto_commit(
         self, group: ConsumerGroup, interval_s: float
@@ -225,7 +214,6 @@ class Simulation:
         env = self.env
         for g in self.groups.values():
             g.start(0.0)
-        sampler = env.process(self._sampler())
         if self.design.delivery.commit is CommitMode.auto:
             interval = self.design.delivery.auto_commit_interval_ms / 1000.0
             floor = self.duration / MAX_AUTO_COMMIT_TICKS
@@ -242,14 +230,41 @@ class Simulation:
                 self.notes.append(f"fault {fault.kind} is not simulated by the core simulator")
                 continue
             env.process(handler(self, fault))
-        env.run(until=sampler)
-        self.advance(self.duration)
+        # Every control event up to the last sample time, that one included; the data plane
+        # takes its own samples on the way (simulator.engine.samples).
+        last = float(self.fine_t[-1])
+        env.run(until=math.nextafter(last, math.inf))
+        self.advance(max(last, self.duration))
+        self._collect_samples()
         for finish in self.finish_hooks:
             finish()
         result = self._result()
         for hook in self.result_hooks:
             result = hook(result)
         return result
+
+    def _collect_samples(self) -> None:
+        """Backlog per fine time and lag, steps in flight, worst partition per chart time, from
+        the samples the groups took (``fine_backlog``, ``chart_lag``, ``chart_busy``,
+        ``chart_worst``, ``agent_partition_max``)."""
+        worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
+        for name in GROUPS:
+            group = self.groups[name]
+            group.finish_samples()
+            samples = group.samples
+            assert samples is not None
+            topic = self.topics[name]
+            ends = np.searchsorted(topic.arrival_sorted_s, self.fine_t, side="right")
+            done = np.frombuffer(samples.started_or_gone, dtype=np.int64)
+            self.fine_backlog[name] = ends - done
+            self.chart_lag[name] = samples.lag_total
+            self.chart_busy[name] = samples.in_flight
+            if topic.arrival_s.size:
+                np.maximum(worst, samples.lag_worst, out=worst)
+        self.chart_worst = worst
+        agent = self.groups["agent"].samples
+        assert agent is not None
+        self.agent_partition_max = agent.partition_lag_max
 
     # ------------------------------------------------------------------ result
 

@@ -58,7 +58,6 @@ def install(sim: Simulation) -> None:
         sim.extensions.setdefault("hooks", {})[group.name] = hooks
         kicks = SlowBatchKicks(sim, group)
         hooks.slow_batch = kicks.on_slow_batch
-        sim.env.process(kicks.process())
         sim.env.process(kicks.watchdog())
         sim.extensions.setdefault("kicks", {})[group.name] = kicks
     router = build_router(sim)

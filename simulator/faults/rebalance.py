@@ -21,7 +21,7 @@ longer than ``max_poll_interval_ms`` ago and still running. Kafka removes such a
 interval expires; otherwise an eager rebalance would wait for it for ever.
 
 Simplifications: the engine notices a slow batch at its end (Kafka: when the interval expires) and
-the faults layer applies the kick at the next control instant (at most one lag sample later); a
+the faults layer applies the kick at the next lag sample time (``duration / 2400`` at most); a
 batch still running is noticed by the watchdog up to a tenth of the interval late; the kicked
 process keeps its memory (in-memory dedupe survives a kick, not a crash).
 """
@@ -63,8 +63,9 @@ def rebalance_fault(sim: Simulation, fault: Rebalance) -> Generator[simpy.Event,
 class SlowBatchKicks:
     """Kicks members whose batch outlasted ``max_poll_interval_ms`` (see the module docstring).
 
-    :meth:`on_slow_batch` is the group's slow-batch hook; :meth:`process` is a SimPy process that
-    applies the kicks. Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
+    :meth:`on_slow_batch` is the group's slow-batch hook (the kick runs at the next sample time);
+    :meth:`watchdog` is a SimPy process that kicks the members of batches still running too long.
+    Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
     """
 
     def __init__(self, sim: Simulation, group: ConsumerGroup):
@@ -72,42 +73,45 @@ class SlowBatchKicks:
         self.duration = sim.duration
         self.group = group
         self.pending: list[int] = []
-        self.wake: simpy.Event | None = None
+        self.requested = False
         self.kicks = 0
         self.slow_batches = 0
 
     def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
-        """The batch of ``part`` ended at ``t`` too late: its member is kicked; True (no commit)."""
+        """The batch of ``part`` ended at ``t`` too late: its member is kicked at the next sample
+        time (``ConsumerGroup.request_control``); returns True (its commit fails)."""
         member = part.owner
         if member < 0:
             return False
         self.slow_batches += 1
         if member not in self.pending:
             self.pending.append(member)
-        wake = self.wake
-        if wake is not None and not wake.triggered:
-            wake.succeed()
+        if not self.requested:
+            self.requested = True
+            at = group.request_control(t, self._kick_pending)
+            if at <= self.duration:
+                self.env.process(self._advance_to(at))
         return True
 
-    def process(self) -> Generator[simpy.Event, Any, None]:
-        """Apply pending kicks at the control instant after they were noticed."""
-        env = self.env
+    def _advance_to(self, at: float) -> Generator[simpy.Event, Any, None]:
+        """Bring the group to ``at`` (where its requested kick runs) if nothing else does."""
+        if at > self.env.now:
+            yield self.env.timeout(at - self.env.now)
+        self.group.advance(at)
+
+    def _kick_pending(self, now: float) -> None:
+        """Kick every pending member at ``now``; the group is advanced to ``now``."""
+        self.requested = False
         group = self.group
-        while True:
-            if not self.pending:
-                self.wake = env.event()
-                yield self.wake
-            now = env.now
-            group.advance(now)
-            members, self.pending = sorted(self.pending), []
-            for member in members:
-                if not group.alive[member] or member in group.stopping:
-                    continue
-                self.kicks += 1
-                group.crash(now, [member])
-                group.incarnation[member] -= 1  # the same process: its memory survives a kick
-                group.rebalances += 1  # it left the group
-                group.restart(now, [member])  # and rejoins on its next poll
+        members, self.pending = sorted(self.pending), []
+        for member in members:
+            if not group.alive[member] or member in group.stopping:
+                continue
+            self.kicks += 1
+            group.crash(now, [member])
+            group.incarnation[member] -= 1  # the same process: its memory survives a kick
+            group.rebalances += 1  # it left the group
+            group.restart(now, [member])  # and rejoins on its next poll
 
     def watchdog(self) -> Generator[simpy.Event, Any, None]:
         """Kick the members of batches fetched more than ``max_poll_interval_ms`` ago and still
@@ -144,5 +148,5 @@ class SlowBatchKicks:
                 if member not in self.pending:
                     self.slow_batches += 1
                     self.pending.append(member)
-            if self.pending and self.wake is not None and not self.wake.triggered:
-                self.wake.succeed()
+            if self.pending:
+                self._kick_pending(now)

@@ -1,0 +1,143 @@
+"""Samples a consumer group's data plane takes of itself at fixed times: backlog, lag, in flight.
+
+The control plane fixes the times (``fine_t``: ``duration / 2400`` apart; every ``per_chart``-th
+of them is a chart time). :meth:`ConsumerGroup.advance <simulator.engine.consumers.ConsumerGroup.
+advance>` calls :meth:`GroupSamples.record` just before it processes the first step action due
+after a sample time, so a sample at ``t`` sees every step action due at or before ``t`` (to the
+nanosecond of the heap keys) and every control action at ``t`` (a crash, a rebalance, an
+auto-commit tick at ``t`` advances the group only up to ``t`` before it acts, and that leaves the
+sample at ``t`` for later). The one exception is a control action the data plane itself asks for
+(``ConsumerGroup.request_control``): it runs right after the sample at its time. No SimPy event
+is needed per sample, and the samples do not depend on how often the group is advanced.
+
+Per fine time: the events that have started or are gone without starting (the backlog is the
+log-end offset minus that). Per chart time: each partition's committed offset and the finish of
+an early-completed step (still in flight, its commit not yet made, until then), turned into lags
+(log-end offset minus committed offset, ``simulator.engine.eventlog.Topic``) in batches of
+:data:`FLUSH_EVERY` so memory stays at a few snapshots whatever the partition count.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from array import array
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup
+
+FLUSH_EVERY = 32
+"""Chart snapshots kept before they are turned into lags (at most this many x partitions x
+16 bytes per group)."""
+
+_COMMITTED = attrgetter("committed")
+
+
+class GroupSamples:
+    """The samples of one consumer group.
+
+    ``times``: shape ``(F,)``, the fine sample times in seconds, ascending. ``limit_keys``: shape
+    ``(F,)`` int64, the heap key limit of each (its nanosecond
+    tick, every partition bit set: see ``ConsumerGroup.advance``), ascending. ``per_chart``: fine
+    samples per chart sample. ``chart_ends``: shape ``(P, F // per_chart)`` int64, each
+    partition's log-end offset at each chart time. ``commit_after``: an early-completed step's
+    batch commit counts only once the step has finished (commit after processing).
+
+    After the run: ``started_or_gone`` (``F`` counts), and per chart time ``lag_total``,
+    ``lag_worst`` (the largest partition lag), ``in_flight``; per partition
+    ``partition_lag_max``.
+    """
+
+    def __init__(
+        self,
+        times: np.ndarray,
+        limit_keys: np.ndarray,
+        end_key: int,
+        per_chart: int,
+        chart_t: np.ndarray,
+        chart_ends: np.ndarray,
+        commit_after: bool,
+    ):
+        self.keys = array("q", limit_keys.astype(np.int64).tolist())
+        self.keys.append(end_key)
+        self.times: list[float] = times.tolist()
+        self.i = 0
+        self.per_chart = per_chart
+        self.chart_t = chart_t
+        self.chart_ends = chart_ends
+        self.commit_after = commit_after
+        self.started_or_gone = array("q")
+        charts = int(chart_t.size)
+        partitions = int(chart_ends.shape[0])
+        self.lag_total = np.zeros(charts, dtype=np.int64)
+        self.lag_worst = np.zeros(charts, dtype=np.int64)
+        self.in_flight = np.zeros(charts, dtype=np.int64)
+        self.partition_lag_max = np.zeros(partitions, dtype=np.int64)
+        self._committed: list[array[int]] = []
+        self._early: list[array[float]] = []
+        self._busy: list[int] = []
+        self._flushed = 0
+
+    def first_at_or_after(self, key: int) -> tuple[int, float]:
+        """The first sample whose limit key is at least ``key``: (its limit key, its time in
+        seconds), or (``end_key``, ``math.inf``) past the last."""
+        i = bisect.bisect_left(self.keys, key, 0, len(self.keys) - 1)
+        if i >= len(self.times):
+            return self.keys[-1], math.inf
+        return self.keys[i], self.times[i]
+
+    @property
+    def next_key(self) -> int:
+        """Limit key of the next sample not yet taken (``end_key`` after the last)."""
+        return self.keys[self.i]
+
+    def record(self, group: ConsumerGroup, key: int, started: int, busy: int) -> int:
+        """Take every sample whose limit key is below ``key``; return the next one's limit key.
+
+        ``started``: first starts the caller has counted and not yet added to
+        ``group.started_first``; ``busy``: steps in progress now (the caller's count)."""
+        keys = self.keys
+        i = self.i
+        done = group.started_first + started + group.never_started_gone
+        per_chart = self.per_chart
+        snapshot: tuple[array[int], array[float]] | None = None
+        while keys[i] < key:
+            self.started_or_gone.append(done)
+            i += 1
+            if i % per_chart == 0:
+                if snapshot is None:
+                    snapshot = (array("q", map(_COMMITTED, group.parts)), array("d", group.early_f))
+                self._committed.append(snapshot[0])
+                self._early.append(snapshot[1])
+                self._busy.append(busy)
+                if len(self._busy) >= FLUSH_EVERY:
+                    self.flush()
+        self.i = i
+        return keys[i]
+
+    def flush(self) -> None:
+        """Turn the kept chart snapshots into lags and steps in flight."""
+        n = len(self._busy)
+        if n == 0:
+            return
+        lo, hi = self._flushed, self._flushed + n
+        partitions = len(self._committed[0])
+        committed = np.frombuffer(b"".join(a.tobytes() for a in self._committed), dtype=np.int64)
+        early = np.frombuffer(b"".join(a.tobytes() for a in self._early), dtype=np.float64)
+        committed = committed.reshape(n, partitions)
+        running = early.reshape(n, partitions) > self.chart_t[lo:hi, None]
+        if self.commit_after:
+            committed = committed - running
+        lags = self.chart_ends[:, lo:hi].T - committed
+        self.lag_total[lo:hi] = lags.sum(axis=1)
+        self.lag_worst[lo:hi] = lags.max(axis=1)
+        self.in_flight[lo:hi] = np.asarray(self._busy, dtype=np.int64) + running.sum(axis=1)
+        np.maximum(self.partition_lag_max, lags.max(axis=0), out=self.partition_lag_max)
+        self._committed.clear()
+        self._early.clear()
+        self._busy.clear()
+        self._flushed = hi

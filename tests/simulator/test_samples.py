@@ -1,0 +1,73 @@
+"""The data plane takes its own samples: results do not depend on how often it is advanced."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import simpy
+
+from simulator.engine import run as engine_run
+from simulator.files import load_design, load_scenario
+
+STEPS = Path(__file__).resolve().parents[2] / "steps"
+
+
+def _simulate(design: str, scenario: str, every_s: float | None, monkeypatch: Any) -> str:
+    """Result JSON of a course design under a course scenario; with ``every_s``, an extra SimPy
+    process advances every group every ``every_s`` seconds (as a busy control plane would)."""
+    original = engine_run.Simulation.run
+
+    def run(sim: engine_run.Simulation) -> Any:
+        if every_s is not None:
+            env = sim.env
+
+            def ticker() -> Generator[simpy.Event, Any, None]:
+                k = 1
+                while k * every_s <= sim.duration:
+                    yield env.timeout(k * every_s - env.now)
+                    sim.advance(k * every_s)
+                    k += 1
+
+            env.process(ticker())
+        return original(sim)
+
+    monkeypatch.setattr(engine_run.Simulation, "run", run)
+    d = load_design(STEPS / "designs" / design)
+    s = load_scenario(STEPS / "scenarios" / scenario)
+    return engine_run.simulate(d, s, s.seed).model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("design", "scenario"),
+    [
+        # Slow batches: kicks asked for by the data plane run at the next sample time.
+        ("bad/big-poll-batch.yaml", "instance-crash.yaml"),
+        # Retries through a provider outage without a fallback; watchdog kicks.
+        ("bad/no-fallback.yaml", "provider-outage.yaml"),
+        ("reference.yaml", "peak.yaml"),
+    ],
+)
+def test_result_does_not_depend_on_how_often_groups_are_advanced(
+    design: str, scenario: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = _simulate(design, scenario, None, monkeypatch)
+    assert _simulate(design, scenario, 0.1, monkeypatch) == alone
+    assert _simulate(design, scenario, 7.0, monkeypatch) == alone
+
+
+def test_a_sample_at_a_crash_instant_sees_the_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right-continuous samples: the chart point at the crash time already counts the crashed
+    instances' steps as gone from flight (every agent instance crashes at 240 s)."""
+    d = load_design(STEPS / "designs" / "reference.yaml")
+    s = load_scenario(STEPS / "scenarios" / "worker-crash.yaml")
+    crash = s.faults[0]
+    assert crash.kind == "worker_crash"
+    result = engine_run.simulate(d, s, s.seed)
+    t_s = result.timeseries.t_s
+    at = [i for i, t in enumerate(t_s) if abs(t - crash.at_seconds) < 1e-6]
+    assert at, f"no chart point at {crash.at_seconds} s: {t_s[:5]}..."
+    before = result.timeseries.in_flight[at[0] - 1]
+    assert result.timeseries.in_flight[at[0]] < before
