@@ -884,6 +884,7 @@ class ConsumerGroup:
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
             return self._catch_up(limit_key)
         sample_key = self.sample_key
+        take_samples = self._take_samples if self.samples is None else self.samples.record_for(self)
         stream_t = self.stream_t
         parts = self.parts
         admit = self.stage.admit
@@ -922,7 +923,7 @@ class ConsumerGroup:
                 if key > sample_key:
                     if key > self.control_key:
                         break
-                    sample_key = self._take_samples(key, started, busy)
+                    sample_key = take_samples(key, started, busy)
                 own = True
                 p = key & mask
                 part = parts[p]
@@ -934,7 +935,7 @@ class ConsumerGroup:
                 if sk > sample_key:
                     if sk > self.control_key:
                         break
-                    sample_key = self._take_samples(sk, started, busy)
+                    sample_key = take_samples(sk, started, busy)
                 si += 1
                 p = sk & mask
                 part = parts[p]
