@@ -148,6 +148,10 @@ class Stage(Protocol):
         ...
 
 
+_NO_KEYS = array("q", [STREAM_END, STREAM_END])
+_NO_LOG: array[int] = array("q")
+"""Stand-ins for a group without samples (never used: its sample key is STREAM_END)."""
+
 PARK = -2
 """``Partition.fail_attempts`` value: park the event at once (dead-lettered, e.g. quarantined)."""
 DROP = -3
@@ -883,8 +887,17 @@ class ConsumerGroup:
         si = self.stream_i
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
             return self._catch_up(limit_key)
+        # Samples: the common crossing (one fine sample, not a chart one) is taken right here.
         sample_key = self.sample_key
-        take_samples = self._take_samples if self.samples is None else self.samples.record_for(self)
+        samples = self.samples
+        if samples is not None:
+            s_keys, s_i, s_per = samples.keys, samples.i, samples.per_chart
+            s_append = samples.started_or_gone.append
+            take_samples = samples.record_for(self)
+        else:  # sample_key is STREAM_END: no crossing ever happens
+            s_keys, s_i, s_per, s_append = _NO_KEYS, 0, 1, _NO_LOG.append
+            take_samples = self._take_samples
+        gone_base = self.started_first
         stream_t = self.stream_t
         parts = self.parts
         admit = self.stage.admit
@@ -923,7 +936,16 @@ class ConsumerGroup:
                 if key > sample_key:
                     if key > self.control_key:
                         break
-                    sample_key = take_samples(key, started, busy)
+                    s_next = s_keys[s_i + 1]
+                    if s_next >= key and (s_i + 1) % s_per:
+                        s_append(gone_base + started + self.never_started_gone)
+                        s_i += 1
+                        sample_key = s_next
+                    else:
+                        assert samples is not None
+                        samples.i = s_i
+                        sample_key = take_samples(key, started, busy)
+                        s_i = samples.i
                 own = True
                 p = key & mask
                 part = parts[p]
@@ -935,7 +957,16 @@ class ConsumerGroup:
                 if sk > sample_key:
                     if sk > self.control_key:
                         break
-                    sample_key = take_samples(sk, started, busy)
+                    s_next = s_keys[s_i + 1]
+                    if s_next >= sk and (s_i + 1) % s_per:
+                        s_append(gone_base + started + self.never_started_gone)
+                        s_i += 1
+                        sample_key = s_next
+                    else:
+                        assert samples is not None
+                        samples.i = s_i
+                        sample_key = take_samples(sk, started, busy)
+                        s_i = samples.i
                 si += 1
                 p = sk & mask
                 part = parts[p]
@@ -1163,6 +1194,8 @@ class ConsumerGroup:
         self.processed += processed
         self.started_first += started
         self.model_calls += calls
+        if samples is not None:
+            samples.i = s_i
         self.sample_key = sample_key
         return self._catch_up(limit_key)
 
