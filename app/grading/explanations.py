@@ -111,30 +111,46 @@ def _walk_type(node: nodes.Node, shadowed: set[str]) -> Any:
     return Any
 
 
-def _assigned_names(tree: nodes.Template) -> set[str]:
+def _all_nodes(tree: nodes.Template) -> list[nodes.Node]:
+    """Every node of the tree in document order (``Node.find_all``'s order), from one walk:
+    the lint reads the same tree several ways, and Jinja's recursive generators were most of
+    the course's load time."""
+    out: list[nodes.Node] = []
+    stack: list[nodes.Node] = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(list(node.iter_child_nodes())))
+    return out[1:]
+
+
+def _assigned_names(found: list[nodes.Node]) -> set[str]:
     """Names a template binds itself ({% set %}, {% for %} targets), which shadow the roots."""
-    return {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    return {n.name for n in found if isinstance(n, nodes.Name) and n.ctx in ("store", "param")}
 
 
-def _undeclared_names(tree: nodes.Template) -> set[str]:
+def _undeclared_names(found: list[nodes.Node]) -> set[str]:
     """Names the template reads and does not bind itself (anywhere: {% set %}, {% for %},
-    {% with %}); ``loop`` is bound inside a {% for %}.
+    {% with %}); ``loop`` is bound inside a {% for %}. ``found``: :func:`_all_nodes`.
 
     A walk of the syntax tree: jinja2.meta.find_undeclared_variables runs the whole code
     generator for this, which made loading the course several times slower."""
-    bound = _assigned_names(tree)
-    if tree.find(nodes.For) is not None:
+    bound = _assigned_names(found)
+    if any(isinstance(n, nodes.For) for n in found):
         bound.add("loop")
-    return {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"} - bound
+    return {n.name for n in found if isinstance(n, nodes.Name) and n.ctx == "load"} - bound
 
 
-def _unknown_filters_and_tests(tree: nodes.Template) -> list[str]:
+def _unknown_filters_and_tests(found: list[nodes.Node]) -> list[str]:
     """A filter or test the environment does not have, as Jinja words it when compiling."""
     problems = []
-    for node in tree.find_all((nodes.Filter, nodes.Test)):
-        kind, known = (
-            ("filter", _ENV.filters) if isinstance(node, nodes.Filter) else ("test", _ENV.tests)
-        )
+    for node in found:
+        if isinstance(node, nodes.Filter):
+            kind, known = "filter", _ENV.filters
+        elif isinstance(node, nodes.Test):
+            kind, known = "test", _ENV.tests
+        else:
+            continue
         if node.name not in known:
             problems.append(f"template line {node.lineno}: No {kind} named {node.name!r}.")
     return problems
@@ -146,15 +162,17 @@ def explanation_problems(template: str) -> list[str]:
         tree = parsed(template)
     except TemplateSyntaxError as exc:
         return [f"template does not parse (template line {exc.lineno}): {exc.message}"]
-    problems = _unknown_filters_and_tests(tree)
-    undeclared = _undeclared_names(tree)
+    found = _all_nodes(tree)
+    problems = _unknown_filters_and_tests(found)
+    undeclared = _undeclared_names(found)
     allowed = set(ROOT_TYPES) | set(FUNCTIONS) | CONSTANTS | {"true", "false", "none"}
     for name in sorted(undeclared - allowed):
         problems.append(f"unknown name {name!r}; known names: {', '.join(known_names())}")
-    shadowed = _assigned_names(tree)
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
-        try:
-            _walk_type(node, shadowed)
-        except UnknownAttribute as exc:
-            problems.append(f"template line {node.lineno}: {exc}")
+    shadowed = _assigned_names(found)
+    for node in found:
+        if isinstance(node, nodes.Getattr | nodes.Getitem):
+            try:
+                _walk_type(node, shadowed)
+            except UnknownAttribute as exc:
+                problems.append(f"template line {node.lineno}: {exc}")
     return list(dict.fromkeys(problems))

@@ -89,10 +89,11 @@ def evaluate(expr: str, names: Mapping[str, Any]) -> Any:
         raise ExpressionError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _bound_names(tree: ast.AST) -> set[str]:
-    """Names bound by comprehension targets (``g`` in ``[g.instances for g in ...]``)."""
+def _bound_names(found: list[ast.AST]) -> set[str]:
+    """Names bound by comprehension targets (``g`` in ``[g.instances for g in ...]``);
+    ``found``: every node of the expression."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in found:
         if isinstance(node, ast.comprehension):
             bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
     return bound
@@ -119,9 +120,10 @@ def expression_problems(expr: str) -> list[str]:
     except SyntaxError as exc:
         return [f"expression does not parse: {exc.msg}"]
     problems: list[str] = []
-    bound = _bound_names(tree)
+    found = list(ast.walk(tree))
+    bound = _bound_names(found)
     allowed = set(ROOT_TYPES) | set(FUNCTIONS) | CONSTANTS | bound
-    for node in ast.walk(tree):
+    for node in found:
         if isinstance(node, ast.expr) and not isinstance(node, _SUPPORTED_NODES):
             problems.append(f"{type(node).__name__} is not supported in a check expression")
         elif isinstance(node, ast.Name) and node.id not in allowed:
@@ -134,7 +136,7 @@ def expression_problems(expr: str) -> list[str]:
             )
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             problems.append(f"attribute {node.attr!r} is private")
-    for node in ast.walk(tree):
+    for node in found:
         if isinstance(node, ast.Attribute | ast.Subscript):
             try:
                 _walk_type(node, bound)
