@@ -53,7 +53,13 @@ def main(steps_dir: Path) -> None:
         f"result: {result.status} {result.points}/{result.max_points}; "
         f"scenarios: {', '.join(scenarios)}"
     )
+    from benchmarks.simulator import bare_simpy_rate
 
+    _, rate = bare_simpy_rate(300_000)
+    print(
+        f"machine speed now: {rate:,.0f} SimPy timeouts per CPU second (measured after the "
+        "grade, as in benchmarks/simulator.py; it varies from run to run on a shared machine)"
+    )
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("steps"))
