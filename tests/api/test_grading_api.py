@@ -10,7 +10,6 @@ import yaml
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from app.api.router import router
 from app.cli import main as cli
 from app.main import create_app
 
@@ -22,8 +21,6 @@ THIN_LOG = FIXTURE / "designs" / "bad" / "thin-log.yaml"
 @pytest.fixture
 def api(make_settings):
     app = create_app(make_settings(steps_dir=FIXTURE))
-    if not any(getattr(r, "path", "") == "/api/v1/grade" for r in app.routes):
-        app.include_router(router)
     with TestClient(app) as client:
         yield client
 
@@ -143,8 +140,6 @@ SIMULATED = Path(__file__).resolve().parents[1] / "grading" / "fixtures" / "simu
 @pytest.fixture
 def simulated_api(make_settings):
     app = create_app(make_settings(steps_dir=SIMULATED))
-    if not any(getattr(r, "path", "") == "/api/v1/simulate" for r in app.routes):
-        app.include_router(router)
     with TestClient(app) as client:
         yield client
 
