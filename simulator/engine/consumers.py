@@ -931,50 +931,35 @@ class ConsumerGroup:
             sk = stream_key[si]
             if heap and heap[0] < sk:
                 key = heap[0]
-                if key > limit_key:
-                    break
-                if key > sample_key:
-                    if key > self.control_key:
-                        break
-                    s_next = s_keys[s_i + 1]
-                    if s_next >= key and (s_i + 1) % s_per:
-                        s_append(gone_base + started + self.never_started_gone)
-                        s_i += 1
-                        sample_key = s_next
-                    else:
-                        assert samples is not None
-                        samples.i = s_i
-                        sample_key = take_samples(key, started, busy)
-                        s_i = samples.i
                 own = True
-                p = key & mask
-                part = parts[p]
+            else:
+                key = sk
+                own = False
+            if key > limit_key:
+                break
+            if key > sample_key:
+                if key > self.control_key:
+                    break
+                s_next = s_keys[s_i + 1]
+                if s_next >= key and (s_i + 1) % s_per:
+                    s_append(gone_base + started + self.never_started_gone)
+                    s_i += 1
+                    sample_key = s_next
+                else:
+                    assert samples is not None
+                    samples.i = s_i
+                    sample_key = take_samples(key, started, busy)
+                    s_i = samples.i
+            p = key & mask
+            part = parts[p]
+            if own:
                 t = part.next_t
                 state = part.state
             else:
-                if sk > limit_key:
-                    break
-                if sk > sample_key:
-                    if sk > self.control_key:
-                        break
-                    s_next = s_keys[s_i + 1]
-                    if s_next >= sk and (s_i + 1) % s_per:
-                        s_append(gone_base + started + self.never_started_gone)
-                        s_i += 1
-                        sample_key = s_next
-                    else:
-                        assert samples is not None
-                        samples.i = s_i
-                        sample_key = take_samples(sk, started, busy)
-                        s_i = samples.i
                 si += 1
-                p = sk & mask
-                part = parts[p]
                 if not part.stream_wait:
                     continue
                 part.stream_wait = False
-                own = False
-                key = sk
                 t = stream_t[si - 1]
                 state = idle
             arrival = part.arrival
