@@ -9,10 +9,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from app.errors import BadInput, DesignlabError, NotFound
+from app.models import User
 from app.web.templating import is_htmx, render
 from simulator.errors import FieldError, InputFileError
 
@@ -44,9 +46,32 @@ def error_response(request: Request, error: DesignlabError) -> Response:
             }
         }
         return JSONResponse(body, status_code=error.status)
-    context = {"error": error, "user": None, "show_fields": _show_fields(request, error)}
+    context = {
+        "error": error,
+        "user": _page_user(request),
+        "show_fields": _show_fields(request, error),
+    }
     template = "_error.html" if is_htmx(request) else "error.html"
     return render(request, template, context, status_code=error.status)
+
+
+def _page_user(request: Request) -> User | None:
+    """The signed-in user (or guest) for the error page's header, detached from its session;
+    None for a visitor, or when the database cannot say (the error may be the database's)."""
+    if "session" not in request.scope:
+        return None
+    user_id = request.session.get("user_id")
+    if not isinstance(user_id, int):
+        return None
+    try:
+        with request.app.state.sessionmaker() as session:
+            user: User | None = session.get(User, user_id)
+            if user is not None:
+                session.expunge(user)
+            return user
+    except SQLAlchemyError:
+        log.warning("error page: the signed-in user could not be read", exc_info=True)
+        return None
 
 
 def _show_fields(request: Request, error: DesignlabError) -> bool:

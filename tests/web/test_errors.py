@@ -40,6 +40,18 @@ def test_an_unknown_path_uses_the_same_error_page(course_client):
     assert soup(response).select_one(".error-box h2").get_text() == "Not found"
 
 
+def test_the_error_page_header_shows_the_signed_in_learner(course_client):
+    from tests.web.test_signup import sign_up
+
+    sign_up(course_client, "ana@example.com")
+    page = soup(course_client.get("/nowhere"))
+    account = page.select_one("#account")
+    assert "ana@example.com" in account.get_text()
+    assert not [a for a in account.select("a") if a.get_text().strip() == "Sign in"]
+    visitor = soup(course_client.__class__(course_client.app).get("/nowhere"))
+    assert [a for a in visitor.select("#account a") if a.get_text().strip() == "Sign in"]
+
+
 def test_an_input_file_error_is_a_422_naming_file_line_and_field(course_client):
     from fastapi import APIRouter
 
