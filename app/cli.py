@@ -7,6 +7,7 @@ input and let anything else escape: the group below turns both into the right ex
 
 from __future__ import annotations
 
+from importlib.metadata import version as package_version
 from typing import Any
 
 import typer
@@ -21,6 +22,7 @@ from app.commands.schema import schema
 from app.commands.serve import serve
 from app.commands.simulate import simulate_command
 from app.errors import DesignlabError
+from simulator import SIMULATOR_VERSION
 from simulator.errors import InputFileError
 
 
@@ -54,6 +56,27 @@ main = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"designlab {package_version('designlab')} (simulator {SIMULATOR_VERSION})")
+        raise typer.Exit()
+
+
+@main.callback()
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the designlab and simulator versions and exit.",
+    ),
+) -> None:
+    """designlab: design a durable multi-agent workflow, simulate it, grade it."""
+
 
 main.command()(serve)
 main.command()(migrate)

@@ -97,3 +97,14 @@ def test_an_unexpected_exception_exits_3(env_db, monkeypatch):
     result = runner.invoke(main, ["migrate"])
     assert result.exit_code == 3
     assert "internal error: RuntimeError: disk on fire" in result.output
+
+
+def test_version_names_the_package_and_the_simulator():
+    from importlib.metadata import version
+
+    from simulator import SIMULATOR_VERSION
+
+    result = runner.invoke(main, ["--version"])
+    assert result.exit_code == 0, result.output
+    expected = f"designlab {version('designlab')} (simulator {SIMULATOR_VERSION})"
+    assert result.output.strip() == expected
