@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from app.designs import save_design
-from app.models import Role
+from app.models import Role, User
 from simulator.files import load_design
 from tests.instructor.classroom import build_class
 from tests.instructor.second_course import REFERENCE, SECOND_COURSE
@@ -94,6 +94,21 @@ def test_the_class_table_shows_status_points_and_attempts_per_learner_and_step(c
     summary = page.select_one("#class-summary").get_text(" ", strip=True)
     assert " ".join(summary.split()) == (
         "4 learners · 3 started · 0 passed every step · 30 points in all"
+    )
+
+
+def test_the_summary_counts_guests_apart(classroom, make_settings):
+    client, _ = classroom
+    with in_session(make_settings()) as session:
+        guest = User(role=Role.learner)
+        session.add(guest)
+        session.flush()
+        save_design(session, guest.id, "order-events", load_design(SECOND_COURSE / REFERENCE), 0)
+        session.commit()
+    summary = soup(client.get("/instructor")).select_one("#class-summary").get_text(" ", strip=True)
+    assert " ".join(summary.split()) == (
+        "5 learners (1 guest without an account) · 4 started · 0 passed every step · "
+        "30 points in all"
     )
 
 
