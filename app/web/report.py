@@ -33,7 +33,7 @@ from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
 from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
 from app.web.submissions import EXPIRED
-from app.web.templating import render
+from app.web.templating import NOTICE, render
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import MAX_FILE_BYTES, dump_yaml, load_model
@@ -215,6 +215,9 @@ async def _uploaded_design(request: Request) -> Upload:
         return Upload(None, 422, INVALID, tuple(exc.errors))
 
 
+SAME_DESIGN = "The uploaded design is the one already saved: nothing changed, and every run stands."
+
+
 @router.post("/design", name="upload_design")
 async def upload_design(
     request: Request,
@@ -255,10 +258,15 @@ def replace_design(
     request: Request, session: Session, course: LoadedCourse, user: User | None, design: Design
 ) -> None:
     """Make ``design`` the learner's (a guest is made if needed), mark every step that was run
-    to re-run, and commit."""
+    to re-run, and commit. A design equal to the saved one changes nothing (the next page says
+    so): downloading design.yaml and uploading it back costs no progress."""
     assert course.course is not None
     learner = current_or_guest_learner(request, session, user)
-    _, version = load_design(session, learner.id, course.course.id)
+    saved, version = load_design(session, learner.id, course.course.id)
+    if version > 0 and saved == design:
+        request.session[NOTICE] = SAME_DESIGN
+        session.commit()
+        return
     save_design(session, learner.id, course.course.id, design, version)
     mark_needs_rerun(session, learner.id, course.course.id, [s.slug for s in course.steps])
     session.commit()

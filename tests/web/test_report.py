@@ -103,6 +103,23 @@ def test_an_upload_replaces_the_design_and_marks_run_steps_to_rerun(learner, mak
     assert step.select_one("input[name='event_log.partitions']")["value"] == "48"
 
 
+def test_uploading_the_downloaded_design_back_costs_no_progress(learner, make_settings):
+    before = {p.step_id: p.status for p in rows(make_settings(), StepProgress)}
+    assert before == {"event-log": StepStatus.failed}
+    (record,) = rows(make_settings(), DesignRecord)
+    token = csrf_of(soup(learner.get("/report")))
+    response = learner.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("design.yaml", learner.get("/design.yaml").content, "application/yaml")},
+    )
+    assert response.status_code == 200
+    assert "nothing changed, and every run stands" in words(soup(response).select_one(".notice"))
+    assert {p.step_id: p.status for p in rows(make_settings(), StepProgress)} == before
+    (after,) = rows(make_settings(), DesignRecord)
+    assert after.version == record.version
+
+
 def test_an_upload_without_the_csrf_token_is_refused(learner, make_settings):
     response = learner.post(
         "/design", files={"design": ("design.yaml", b"version: 1\n", "application/yaml")}
