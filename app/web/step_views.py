@@ -22,6 +22,10 @@ from app.web.estimate import estimate_view
 from app.web.results import StepResults, step_results
 from simulator.design import Design
 
+UNCOUNTED_NOTE = (
+    "These are the results of your design as it stands (its simulation already ran for another "
+    "step), but your score still counts your last run of this step. Run it to count them."
+)
 RERUN_NOTE = (
     "Your decisions changed since your last run of this step. Run it again to see the results "
     "for the design as it stands."
@@ -58,6 +62,8 @@ def add_step_views(
         results = last_results(session, design, material, step)
         if results is None:
             context["rerun_note"] = RERUN_NOTE
+        elif standing.status is StepStatus.needs_rerun:
+            context["uncounted_note"] = UNCOUNTED_NOTE
     simulation = results.simulation if results else None
     context["estimate"] = estimate
     context["results"] = results

@@ -229,6 +229,26 @@ def test_a_stale_tab_keeps_its_values_and_saving_again_overwrites(learner, make_
     assert "partitions: 64" in record.yaml_text
 
 
+def test_results_already_simulated_for_the_new_design_say_they_are_not_counted_yet(
+    learner, make_client, learner_dir, make_settings
+):
+    run(learner, "event-log", event_log__partitions="32")
+    changed = step_form(learner, "commit-order", delivery__commit="after_processing")
+    assert learner.post("/steps/commit-order", data=changed, headers=HX).status_code == 200
+    # Another learner with the same design runs the step: its simulation is now cached.
+    other = make_client(steps_dir=learner_dir)
+    same = step_form(other, "commit-order", delivery__commit="after_processing")
+    assert other.post("/steps/commit-order", data=same, headers=HX).status_code == 200
+    assert run(other, "event-log", event_log__partitions="32").status_code == 200
+    page = soup(learner.get("/steps/event-log"))
+    assert page.select_one("#results ol.checks") is not None
+    note = page.select_one("#uncounted-note").get_text(" ", strip=True)
+    assert "your score still counts your last run of this step" in note
+    assert page.select_one("#rail li:nth-of-type(2) .glyph").get_text() == "↻"
+    counted = soup(run(learner, "event-log", event_log__partitions="32"))
+    assert counted.select_one("#uncounted-note") is None
+
+
 def test_changing_an_earlier_decision_marks_later_steps_to_rerun(learner, make_settings):
     run(learner, "event-log", event_log__partitions="32")
     unchanged = step_form(learner, "commit-order")
