@@ -99,6 +99,10 @@ def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
+        if line is not None:
+            # A problem found at the end of the text (an unclosed bracket or quote) is marked
+            # just past its last line: name the last line instead.
+            line = min(line, max(1, len(text.splitlines())))
         problem = f"YAML syntax: {exc.problem}"
         if "nesting depth" in str(exc.problem):  # libyaml's own limit, far above ours
             problem = f"nesting deeper than {MAX_DEPTH} levels"
@@ -154,8 +158,18 @@ def validation_errors(
     for err in exc.errors():
         loc = _clean_loc(tuple(err["loc"]), data, lines)
         field = ".".join(str(p) for p in loc)
-        out.append(FieldError(filename, line_of(lines, loc), field, err["msg"]))
+        out.append(FieldError(filename, line_of(lines, loc), field, _message(err, loc)))
     return out
+
+
+def _message(err: Any, loc: tuple[str | int, ...]) -> str:
+    """pydantic's message, in the file's terms where pydantic's own would puzzle an author."""
+    if err["type"] == "extra_forbidden":
+        return (
+            f"unknown field {str(loc[-1])!r}: not part of this file's format "
+            "(check its spelling and its indentation)"
+        )
+    return str(err["msg"])
 
 
 def load_model(model: type[M], text: str, filename: str) -> M:

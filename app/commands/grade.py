@@ -98,8 +98,10 @@ def grade_command(
     """Grade a design against every step; exit 0 pass, 1 fail, 2 bad input, 3 internal error."""
     outcome = grade_file(design, steps_dir or get_settings().steps_dir, seed)
     result = outcome.result
-    for found in result.errors:
-        typer.echo(f"error: {found}", err=True)
+    if out is not None or report_format is not ReportFormat.text:
+        # The text report on the terminal lists them already; elsewhere they go to stderr too.
+        for found in result.errors:
+            typer.echo(f"error: {found}", err=True)
     try:
         emit(render(result, report_format), out)
     except OSError as exc:

@@ -44,7 +44,7 @@ def test_lint_lists_every_error_with_file_and_line_and_exits_1(course_dir):
     assert f"{step}:4: error: scenario: unknown scenario 'peek': " in "\n".join(lines)
     assert any(line.startswith(f"{step}:10: error: decisions.1.field: ") for line in lines)
     assert any(
-        line.startswith(f"{course_dir / '03-worker-crash' / 'step.yaml'}:3: error:")
+        line.startswith(f"{course_dir / '03-worker-crash' / 'step.yaml'}:2: error:")
         for line in lines
     )
     assert lines[-1] == "3 steps: 3 errors, 0 warnings"

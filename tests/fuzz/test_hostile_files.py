@@ -86,8 +86,8 @@ def test_huge_and_impossible_numbers_are_refused_naming_the_field(text, field):
 @pytest.mark.parametrize(
     ("text", "field", "says"),
     [
-        ("event_log:\n  partitionz: 3\n", "event_log.partitionz", "Extra inputs"),
-        ("colour: blue\n", "colour", "Extra inputs"),
+        ("event_log:\n  partitionz: 3\n", "event_log.partitionz", "unknown field 'partitionz'"),
+        ("colour: blue\n", "colour", "unknown field 'colour'"),
         ("event_log:\n  partitions: twelve\n", "event_log.partitions", "valid integer"),
         ("event_log:\n  partitions: [1, 2]\n", "event_log.partitions", "valid integer"),
         ("event_log: 12\n", "event_log", "dictionary"),
@@ -142,3 +142,12 @@ def test_scenario_refuses_too_many_faults():
     faults = "".join(f"  - {{kind: rebalance, at_seconds: {i}}}\n" for i in range(65))
     problems = refusal(f"version: 1\nname: busy\nfaults:\n{faults}", Scenario)
     assert [f for _, f, _ in problems] == ["faults"]
+
+
+@pytest.mark.parametrize(
+    ("text", "last_line"),
+    [("version: 1\nevent_log:\n  partitions: [3\n", 3), ('version: 1\nname: "abc\n', 2)],
+)
+def test_a_syntax_error_found_at_the_end_names_the_last_line_not_one_past_it(text, last_line):
+    [(line, _, message)] = refusal(text)
+    assert line == last_line and "YAML syntax" in message

@@ -126,6 +126,16 @@ def test_atomic_write_replaces_the_file(tmp_path):
     assert report.read_text() == "<testsuites/>\n"
 
 
+def test_a_report_is_readable_as_a_plainly_written_file_is(tmp_path):
+    """Not mkstemp's private 0600: a CI step running as another user publishes the report."""
+    previous = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "grade.xml", "<testsuites/>\n")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "grade.xml").stat().st_mode & 0o777 == 0o644
+
+
 def test_junit_marks_a_check_that_could_not_run_as_an_error(tmp_path):
     """A check whose expression raised is an <error> with the reason, counted in errors."""
     import shutil
