@@ -43,9 +43,14 @@ class Cell:
         return "started" if self.status is not StepStatus.not_started else "-"
 
     @property
+    def status_words(self) -> str:
+        """The status in words: "passed", "needs re-run", "not started", ..."""
+        return self.status.value.replace("_", " ").replace("rerun", "re-run")
+
+    @property
     def label(self) -> str:
         """The status in words, for the cell's title and screen readers."""
-        words = self.status.value.replace("_", " ").replace("rerun", "re-run")
+        words = self.status_words
         if not self.attempts:
             return words
         return f"{words}, {self.attempts} attempt{'s' if self.attempts != 1 else ''}"
