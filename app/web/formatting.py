@@ -81,8 +81,12 @@ def drain(seconds: float | None, note: str | None = None) -> str:
 
 
 def component_name(component: str) -> str:
-    """A cost component as words: "workers_agent" -> "workers agent"."""
-    return component.replace("_", " ")
+    """A cost component as words: "workers_agent" -> "workers agent", "repeats_deploys" ->
+    "paid again after deploys"."""
+    words = component.replace("_", " ")
+    if words.startswith("repeats "):
+        return "paid again after " + words.removeprefix("repeats ")
+    return words
 
 
 def level(utilisation: float | None) -> str:

@@ -106,7 +106,8 @@
         animation: false,
         indexAxis: "y",
         maintainAspectRatio: false,
-        scales: { x: x },
+        // Every component keeps its label (Chart.js would skip some where they crowd).
+        scales: { x: x, y: { ticks: { autoSkip: false } } },
         plugins: {
           legend: { display: false },
           tooltip: { callbacks: { label: function (item) { return dollars(item.raw) + " per month"; } } },
