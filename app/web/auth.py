@@ -83,8 +83,8 @@ def login(
     password: Annotated[str, Form()],
     next: Annotated[str, Form(max_length=2000)] = "",
 ) -> Response:
-    """Check the email and password; on success go to ``next`` (a path on this site) or the
-    overview, else show the form again (401).
+    """Check the email and password; on success go to ``next`` (a path on this site), else the
+    overview (an instructor: the class page); a mismatch shows the form again (401).
 
     A guest learner signing in hands its work to the account in the same transaction
     (app.guest_work.hand_over_guest_work); where the account kept its own work, the next page
@@ -107,7 +107,8 @@ def login(
     sign_in(request, account)
     if not_merged:
         request.session[NOTICE] = NOT_MERGED
-    return RedirectResponse(local_path(next) or request.url_for("overview"), status_code=303)
+    home = "instructor_class" if account.role is Role.instructor else "overview"
+    return RedirectResponse(local_path(next) or request.url_for(home), status_code=303)
 
 
 @router.post("/logout", name="logout", dependencies=[CsrfDep])

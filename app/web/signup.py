@@ -7,26 +7,33 @@ so every saved decision and step result stays theirs, and signing in elsewhere r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import MIN_PASSWORD_LENGTH, create_user, hash_password, normalise_email
 from app.models import Role, User
-from app.web.auth import sign_in
+from app.web.auth import local_path, sign_in
 from app.web.csrf import csrf_ok
 from app.web.deps import SessionDep, UserDep, csrf_token
-from app.web.templating import render
+from app.web.templating import NOTICE, render
 
 router = APIRouter()
 
 MAX_EMAIL_LENGTH = 320
 
 
+KEPT = "Signed up: everything you did as a guest in this browser is now your account's."
+
+
 def _context(
-    request: Request, user: User | None, email: str = "", errors: dict[str, str] | None = None
+    request: Request,
+    user: User | None,
+    email: str = "",
+    errors: dict[str, str] | None = None,
+    next_path: str = "",
 ) -> dict[str, Any]:
     return {
         "csrf_token": csrf_token(request),
@@ -35,13 +42,17 @@ def _context(
         "errors": errors or {},
         "min_password": MIN_PASSWORD_LENGTH,
         "guest": user is not None and user.email is None,
+        "next": local_path(next_path),
     }
 
 
 @router.get("/signup", name="signup")
-def signup_form(request: Request, user: UserDep) -> Response:
-    """The sign-up form (email and password)."""
-    return render(request, "signup.html", _context(request, user))
+def signup_form(
+    request: Request, user: UserDep, next: Annotated[str, Query(max_length=2000)] = ""
+) -> Response:
+    """The sign-up form (email and password); ``next`` is where to go after signing up (a path
+    on this site, such as the step the learner was on)."""
+    return render(request, "signup.html", _context(request, user, next_path=next))
 
 
 @router.post("/signup")
@@ -66,9 +77,8 @@ async def signup(request: Request, session: SessionDep, user: UserDep) -> Respon
         errors["password"] = f"Use at least {MIN_PASSWORD_LENGTH} characters."
     if errors:
         status = 403 if "form" in errors else 422
-        return render(
-            request, "signup.html", _context(request, user, email, errors), status_code=status
-        )
+        context = _context(request, user, email, errors, form.get("next", ""))
+        return render(request, "signup.html", context, status_code=status)
     if user is not None and user.email is None:
         user.email = email
         user.password_hash = hash_password(password)
@@ -76,6 +86,10 @@ async def signup(request: Request, session: SessionDep, user: UserDep) -> Respon
     else:
         account = create_user(session, email, Role.learner, password)
     session.flush()
-    sign_in(request, account)
+    kept = account is user
+    sign_in(request, account)  # a fresh session: the notice goes in after
+    if kept:
+        request.session[NOTICE] = KEPT
     session.commit()
-    return RedirectResponse(request.url_for("overview"), status_code=303)
+    target = local_path(form.get("next", "")) or request.url_for("overview")
+    return RedirectResponse(target, status_code=303)

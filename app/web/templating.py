@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
@@ -42,6 +43,7 @@ def make_templates(settings: Settings) -> Jinja2Blocks:
     templates.env.globals["vendor_asset"] = vendor_asset
     templates.env.globals["url_for"] = urls.url_for
     templates.env.globals["diagram_svg"] = _diagram_renderer(templates)
+    templates.env.globals["return_query"] = return_query
     formatting.register(templates.env)
     return templates
 
@@ -57,6 +59,20 @@ def _diagram_renderer(templates: Jinja2Blocks) -> Callable[[Diagram], Markup]:
         return Markup(templates.env.get_template("_diagram.html").render(diagram=diagram))
 
     return diagram_svg
+
+
+def return_query(request: Request) -> str:
+    """``?next=PATH`` for the sign-in and sign-up links: the page the learner is on (the step
+    for a save or run of it), or "" on the overview and the account pages."""
+    path = request.url.path
+    if request.method != "GET":
+        parts = path.split("/")
+        if len(parts) < 3 or parts[1] != "steps":
+            return ""
+        path = f"/steps/{parts[2]}"
+    if path in ("/", "/login", "/signup"):
+        return ""
+    return "?" + urlencode({"next": path})
 
 
 def vendor_asset(name: str) -> str | None:

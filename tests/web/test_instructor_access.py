@@ -153,7 +153,15 @@ def test_sign_in_never_sends_a_visitor_to_another_site(app, target):
         "next": target,
     }
     response = client.post("/login", data=form, follow_redirects=False)
-    assert response.headers["location"] in ("/", "http://testserver/")
+    # An instructor's own home, never the target.
+    assert response.headers["location"] in ("/instructor", "http://testserver/instructor")
+
+
+def test_a_learner_signs_in_to_the_overview_and_an_instructor_to_the_class(app):
+    client, _ = app
+    form = {"csrf_token": csrf_of(soup(client.get("/login"))), "password": "a long password"}
+    response = client.post("/login", data={**form, "email": "ina@example.com"})
+    assert response.url.path == "/instructor"
 
 
 def test_an_instructor_sees_a_link_to_the_instructor_pages(app):

@@ -150,7 +150,9 @@ def test_a_visitors_first_htmx_save_shows_the_guest_header_without_a_reload(cour
     account = soup(response).find("nav", id="account", recursive=False)
     assert account is not None and account["hx-swap-oob"] == "true"
     assert words(account) == "Progress kept in this browser Sign up to keep it Sign in"
-    assert account.select_one("a[href='/signup']").get_text() == "Sign up to keep it"
+    # The links bring the learner back to this step afterwards.
+    signup = account.select_one("a[href='/signup?next=%2Fsteps%2Fcommit-order']")
+    assert signup is not None and signup.get_text() == "Sign up to keep it"
     reloaded = soup(course_client.get("/steps/commit-order")).select_one("#account")
     assert words(reloaded) == words(account)
 
@@ -185,7 +187,7 @@ def test_on_a_development_instance_the_error_is_shown(make_client, course_dir):
     write(course_dir / "02-event-log" / "step.yaml", "id: event-log\ntitle: [\n")
     client = make_client(steps_dir=course_dir, env="development")
     problem = soup(client.get("/steps/event-log")).select_one(".unavailable .problems li")
-    assert "02-event-log/step.yaml:3" in problem.get_text()
+    assert "02-event-log/step.yaml:2" in problem.get_text()  # the last line
 
 
 def test_a_change_under_steps_shows_on_the_next_request_in_development(make_client, course_dir):

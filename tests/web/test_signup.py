@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.models import DesignRecord, User
+from app.web.signup import KEPT
 from tests.web.html import csrf_of, soup
 from tests.web.learner import rows, step_form, words
 
@@ -29,6 +30,26 @@ def test_a_guest_who_signs_up_keeps_the_saved_design(course_client, make_setting
     assert record.user_id == user.id
     header = words(soup(course_client.get("/")).select_one("nav.account"))
     assert header.startswith("ana@example.com")
+
+
+def test_signing_up_from_a_step_comes_back_to_it_and_says_the_work_is_kept(course_client):
+    form = step_form(course_client, "commit-order", event_log__partitions="48")
+    step = soup(course_client.post("/steps/commit-order", data=form))
+    link = step.select_one("#account a[href^='/signup']")["href"]
+    assert link == "/signup?next=%2Fsteps%2Fcommit-order"
+    page = soup(course_client.get(link))
+    assert page.select_one("input[name=next]")["value"] == "/steps/commit-order"
+    data = {"csrf_token": csrf_of(page), "email": "bo@example.com", "password": "a long password"}
+    response = course_client.post("/signup", data={**data, "next": "/steps/commit-order"})
+    assert response.url.path == "/steps/commit-order"
+    notice = words(soup(response).select_one(".notice"))
+    assert notice == KEPT
+    # Somewhere else than this site is never a destination.
+    other = course_client.__class__(course_client.app)
+    token = csrf_of(soup(other.get("/signup")))
+    away = {"csrf_token": token, "email": "cy@example.com", "password": "a long password"}
+    response = other.post("/signup", data={**away, "next": "//evil.example/"})
+    assert response.url.path == "/"
 
 
 def test_signing_in_on_another_device_resumes_where_the_learner_was(
