@@ -111,7 +111,7 @@ def test_partitions_far_above_the_median_lag_are_marked_hot():
     design.event_log.partitions = 6
     log = boxes(design, timeseries=series)["event-log"]
     assert [c.hot for c in log.cells] == [False, False, False, True, False, False]
-    assert "1 hot partition (marked)" in log.lines
+    assert "1 with lag > 2× median (marked)" in log.lines
     assert log.cells[3].label == "partition 3: largest lag 90 events"
 
 
