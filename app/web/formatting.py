@@ -73,11 +73,11 @@ def never_drains(seconds: float | None, note: str | None) -> bool:
 
 
 def drain(seconds: float | None, note: str | None = None) -> str:
-    """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), or "not within
-    the run" (still draining when the scenario ended; the note says how far it had to go)."""
+    """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), or "still
+    draining at the end" (the scenario ended first; the note says how far it had to go)."""
     if seconds is not None:
         return duration(seconds)
-    return "never" if never_drains(seconds, note) else "not within the run"
+    return "never" if never_drains(seconds, note) else "still draining at the end"
 
 
 def component_name(component: str) -> str:

@@ -40,4 +40,4 @@ def test_a_backlog_that_never_drains_differs_from_one_still_draining_when_the_ru
     assert drain(323.4, None) == "5 min 23 s"
     assert drain(None, "never drains: capacity 4.0/s < arrivals 25.0/s") == "never"
     still = "still draining at the end of the window: 77 events above normal"
-    assert drain(None, still) == "not within the run"
+    assert drain(None, still) == "still draining at the end"
