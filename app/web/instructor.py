@@ -170,6 +170,8 @@ async def preview_page(
         chosen=chosen,
         expected=chosen.expected_in(step),
         preview_problem=problem,
+        # Step links stay in the preview, with the chosen design (step.html, _results.html).
+        preview_query="" if chosen.is_reference else "?" + urlencode({"design": chosen.file}),
     )
     results = None
     if shown is not None and step.available:

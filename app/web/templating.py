@@ -42,6 +42,7 @@ def make_templates(settings: Settings) -> Jinja2Blocks:
     templates.env.globals.update(settings=settings, simulator_version=SIMULATOR_VERSION)
     templates.env.globals["vendor_asset"] = vendor_asset
     templates.env.globals["url_for"] = urls.url_for
+    templates.env.globals["step_href"] = urls.step_href
     templates.env.globals["diagram_svg"] = _diagram_renderer(templates)
     templates.env.globals["return_query"] = return_query
     formatting.register(templates.env)

@@ -44,3 +44,13 @@ def url_for(context: Any, name: str, /, **path_params: Any) -> URL:
         raise RuntimeError("url_for needs a request inside the application")
     path = route_path(provider, name, tuple(sorted(path_params.items())))
     return path.make_absolute_url(base_url=request.base_url)
+
+
+@pass_context
+def step_href(context: Any, slug: str) -> str:
+    """Where a step link goes: the learner's step page, or in an instructor's preview (the
+    context has ``preview_query``, the chosen design's query string) the preview of that step."""
+    query = context.get("preview_query")
+    if query is not None:
+        return f"{url_for(context, 'instructor_preview', slug=slug)}{query}"
+    return str(url_for(context, "step", slug=slug))

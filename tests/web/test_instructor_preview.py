@@ -159,3 +159,14 @@ def test_outside_development_the_course_is_read_once(preview, second_course_dir)
         )
     )
     assert "Park the events that never succeed" in soup(client.get(url)).select_one("h1").get_text()
+
+
+def test_step_links_stay_in_the_preview_with_the_chosen_design(preview):
+    client = preview()
+    page = soup(client.get("/instructor/steps/size-the-group", params={"design": FEW_PARTITIONS}))
+    assert page.select_one("#rail") is None, "the instructor's own rail is not the learner's"
+    after = "/instructor/steps/commit-after-work?design=designs%2Fbad%2Ffew-partitions.yaml"
+    assert page.select_one("a[rel=next]")["href"].endswith(after)
+    assert page.select_one("#results p.actions a")["href"].endswith(after)
+    learner = soup(client.get("/steps/size-the-group"))
+    assert learner.select_one("a[rel=next]")["href"].endswith("/steps/commit-after-work")
