@@ -108,8 +108,10 @@ def _number(text: str, whole: bool) -> float:
     try:
         number = float(text)
     except ValueError:
-        shown = repr(text) if text else "nothing"
-        raise ValueError(f"Enter {wanted} (digits only, no separators); got {shown}.") from None
+        if not text.strip():
+            # Also what a browser sends for letters typed into a number field.
+            raise ValueError(f"Enter {wanted}: the field is empty.") from None
+        raise ValueError(f"Enter {wanted} (digits only, no separators); got {text!r}.") from None
     if not math.isfinite(number):
         raise ValueError(f"Enter {wanted}; {text!r} is not a finite value.")
     return number

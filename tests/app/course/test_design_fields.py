@@ -61,7 +61,7 @@ def test_with_values_sets_nested_fields_and_validates_the_whole_design():
             "Enter a whole number (digits only, no separators); got 'eight'.",
         ),
         ("event_log.partitions", "1,000", "got '1,000'"),
-        ("event_log.partitions", "", "got nothing"),
+        ("event_log.partitions", "", "the field is empty"),
         ("event_log.partitions", "inf", "'inf' is not a finite value"),
         ("state_store.failover_seconds", "lots", "Enter a number (digits only"),
     ],
