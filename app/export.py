@@ -4,7 +4,8 @@ The instructor dashboard's "Export CSV" and ``designlab export`` both write ``gr
 Columns: ``learner_id``, ``email`` (empty for a guest), one column per step named by its id in
 course order (points of the learner's latest attempt), ``total``, ``max_total``, then
 ``first_activity`` and ``last_activity`` as ISO 8601 UTC (``2026-11-29T08:00:00Z``; empty when
-the learner has done nothing yet).
+the learner has done nothing yet), ``steps_passed``, and ``steps_to_rerun`` (steps whose latest
+points are from a run of an earlier design: the learner changed a decision since).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import io
 from datetime import datetime
 
 from app.instructor.class_progress import ClassTable
+from app.models import StepStatus
 
 
 def _moment(value: datetime | None) -> str:
@@ -23,7 +25,17 @@ def _moment(value: datetime | None) -> str:
 def header(table: ClassTable) -> list[str]:
     """The CSV's column names for ``table``'s course."""
     steps = [step.slug for step in table.steps]
-    return ["learner_id", "email", *steps, "total", "max_total", "first_activity", "last_activity"]
+    return [
+        "learner_id",
+        "email",
+        *steps,
+        "total",
+        "max_total",
+        "first_activity",
+        "last_activity",
+        "steps_passed",
+        "steps_to_rerun",
+    ]
 
 
 def rows(table: ClassTable) -> list[list[str | int]]:
@@ -37,6 +49,8 @@ def rows(table: ClassTable) -> list[list[str | int]]:
             table.max_total,
             _moment(row.first_activity),
             _moment(row.last_activity),
+            row.passed,
+            sum(cell.status is StepStatus.needs_rerun for cell in row.cells),
         ]
         for row in table.rows
     ]

@@ -30,6 +30,8 @@ def test_the_header_names_each_step_by_its_id_in_course_order(session, second_co
         "max_total",
         "first_activity",
         "last_activity",
+        "steps_passed",
+        "steps_to_rerun",
     ]
 
 
@@ -48,7 +50,8 @@ def test_the_csv_has_a_row_per_learner_with_crlf_line_ends(session, second_cours
         "30",
     ]
     assert rows[4][:7] == [str(ids["dee@example.com"]), "dee@example.com", "0", "0", "0", "0", "30"]
-    assert rows[4][7:] == ["", ""]
+    assert rows[4][7:] == ["", "", "0", "0"]
+    assert rows[1][9:] == ["2", "0"]  # ana passed two steps, none waits for a re-run
 
 
 @pytest.fixture
@@ -107,3 +110,14 @@ def test_designlab_export_of_a_folder_without_a_course_is_bad_input(env_db, tmp_
     result = runner.invoke(main, ["export", "--steps-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "course.yaml" in result.output
+
+
+def test_steps_whose_points_wait_for_a_re_run_are_counted(session, second_course):
+    from app.progress import mark_needs_rerun
+    from tests.instructor.second_course import COURSE_ID
+
+    ids = build_class(session)
+    mark_needs_rerun(session, ids["bo@example.com"], COURSE_ID, ["size-the-group"])
+    rows = list(csv.DictReader(io.StringIO(grades_csv(class_table(session, second_course)))))
+    bo = next(r for r in rows if r["email"] == "bo@example.com")
+    assert (bo["steps_passed"], bo["steps_to_rerun"], bo["size-the-group"]) == ("1", "1", "10")
