@@ -107,6 +107,19 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _busiest(result: SimulationResult) -> str:
+    """The busiest consumer group's capacity against what reaches it: the totals above add up
+    every group, a capacity belongs to one."""
+    groups = result.metrics.by_group
+    if not groups:
+        return f"capacity of the bottleneck group {eps(result.metrics.capacity_eps)}"
+    name, g = max(groups.items(), key=lambda item: item[1].utilisation)
+    return (
+        f"the busiest group, {name}, can take {eps(g.capacity_eps)} "
+        f"({percent(g.utilisation)} of it used)"
+    )
+
+
 def throughput_chart(result: SimulationResult) -> Chart:
     """Arrivals and throughput per second over time, fault windows shaded."""
     ts = result.timeseries
@@ -115,8 +128,8 @@ def throughput_chart(result: SimulationResult) -> Chart:
     )
     summary = (
         f"Arrivals averaged {eps(_mean(ts.arrivals_eps))} and throughput "
-        f"{eps(_mean(ts.throughput_eps))}, lowest {eps(low)} at {duration(low_at)}; "
-        f"capacity of the bottleneck group {eps(result.metrics.capacity_eps)}."
+        f"{eps(_mean(ts.throughput_eps))} (all consumer groups together), lowest {eps(low)} at "
+        f"{duration(low_at)}; {_busiest(result)}."
     )
     spec = {
         "type": "line",

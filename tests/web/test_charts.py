@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.web.charts import cost_chart, drain_time_s, lag_chart, throughput_chart
-from simulator.result import Cost, FaultWindow, Metrics, SimulationResult, Timeseries
+from simulator.result import Cost, FaultWindow, GroupMetrics, Metrics, SimulationResult, Timeseries
 
 
 def result(drain: float | None, windows: list[FaultWindow]) -> SimulationResult:
@@ -79,8 +79,22 @@ def test_throughput_against_arrivals_names_the_dip():
     assert [s["label"] for s in chart.spec["series"]] == ["arrivals", "throughput"]
     assert chart.spec["y"]["label"] == "step events per second"
     assert chart.summary == (
-        "Arrivals averaged 10.0/s and throughput 9.0/s, lowest 0.0/s at 1 min; "
-        "capacity of the bottleneck group 16.0/s."
+        "Arrivals averaged 10.0/s and throughput 9.0/s (all consumer groups together), lowest "
+        "0.0/s at 1 min; capacity of the bottleneck group 16.0/s."
+    )
+
+
+def test_throughput_names_the_busiest_group_and_its_own_capacity():
+    run = result(90.0, CRASH)
+    busy = GroupMetrics(
+        arrivals=100, processed=100, capacity_eps=23.1, utilisation=0.432, lag_total_max=0,
+        busy_partitions_max=0, instances_alive_min=0,
+    )  # fmt: skip
+    idle = busy.model_copy(update={"capacity_eps": 1000.0, "utilisation": 0.02})
+    by_group = {"agent": busy, "state": idle}
+    run = run.model_copy(update={"metrics": run.metrics.model_copy(update={"by_group": by_group})})
+    assert throughput_chart(run).summary.endswith(
+        "; the busiest group, agent, can take 23.1/s (43 % of it used)."
     )
 
 
