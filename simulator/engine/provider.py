@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 import random
 
 from simulator.design import Jitter, ModelProvider, RetryPolicy
@@ -53,12 +54,16 @@ def backoff_seconds(policy: RetryPolicy, attempt: int, rng: random.Random) -> fl
 
 
 class Windows:
-    """Sorted, non-overlapping ``[start, end)`` windows in seconds with an O(1) amortised lookup
-    for non-decreasing query times."""
+    """Sorted, non-overlapping ``[start, end)`` windows in seconds, looked up by bisection.
+
+    ``first`` / ``last``: where the earliest window starts and the latest ends (``inf`` / ``-inf``
+    with none), so a caller can skip the lookup for a time outside them all."""
 
     def __init__(self) -> None:
         self.starts: list[float] = []
         self.ends: list[float] = []
+        self.first = math.inf
+        self.last = -math.inf
 
     def add(self, start: float, end: float) -> None:
         """Add a window, merged with any it overlaps. Raises ``ValueError`` if ``end < start``."""
@@ -73,6 +78,7 @@ class Windows:
                 merged.append([s, e])
         self.starts = [m[0] for m in merged]
         self.ends = [m[1] for m in merged]
+        self.first, self.last = self.starts[0], self.ends[-1]
 
     def __bool__(self) -> bool:
         return bool(self.starts)
@@ -103,7 +109,8 @@ class Interruptible:
         raise TypeError(f"{type(self).__name__} must define admit")
 
     def _admit_unless_down(self, t: float, step_s: float) -> float:
-        if self.outages.contains(t):
+        outages = self.outages
+        if outages.first <= t < outages.last and outages.contains(t):
             self.rejected_down += 1
             return REJECT_DOWN
         return type(self).admit(self, t, step_s)
