@@ -1211,6 +1211,8 @@ class ConsumerGroup:
             at_key, at = key | MASK, t
         else:
             at_key, at = self.samples.first_at_or_after(key)
+        if at == math.inf:
+            return at  # past the last sample: the run ends first
         if at_key < self.control_key:
             self.control_key, self.control_t = at_key, at
         self.control_actions.append(action)

@@ -71,3 +71,17 @@ def test_a_sample_at_a_crash_instant_sees_the_crash(monkeypatch: pytest.MonkeyPa
     assert at, f"no chart point at {crash.at_seconds} s: {t_s[:5]}..."
     before = result.timeseries.in_flight[at[0] - 1]
     assert result.timeseries.in_flight[at[0]] < before
+
+
+def test_a_control_action_runs_at_the_next_sample_time_and_never_past_the_last() -> None:
+    from simulator.engine import Workload
+    from tests.simulator.test_consumers import even, make_design, simulation
+
+    sim = simulation(make_design(), Workload.from_arrays(300.0, agent=even(2, 300, 0.5)))
+    group = sim.groups["agent"]
+    ran: list[float] = []
+    # Samples every 300 / 2400 = 0.125 s: a request at 10.01 s runs at 10.125 s.
+    assert group.request_control(10.01, ran.append) == pytest.approx(10.125)
+    assert group.request_control(500.0, ran.append) == float("inf")
+    group.advance(20.0)
+    assert ran == [pytest.approx(10.125)]
