@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from app.errors import BadInput, DesignlabError, NotFound
 from app.models import User
+from app.web.deps import get_current_user
 from app.web.templating import is_htmx, render
 from simulator.errors import FieldError, InputFileError
 
@@ -58,14 +59,11 @@ def error_response(request: Request, error: DesignlabError) -> Response:
 def _page_user(request: Request) -> User | None:
     """The signed-in user (or guest) for the error page's header, detached from its session;
     None for a visitor, or when the database cannot say (the error may be the database's)."""
-    if "session" not in request.scope:
-        return None
-    user_id = request.session.get("user_id")
-    if not isinstance(user_id, int):
+    if "session" not in request.scope or "user_id" not in request.session:
         return None
     try:
         with request.app.state.sessionmaker() as session:
-            user: User | None = session.get(User, user_id)
+            user = get_current_user(request, session)
             if user is not None:
                 session.expunge(user)
             return user

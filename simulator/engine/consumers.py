@@ -893,10 +893,8 @@ class ConsumerGroup:
         if samples is not None:
             s_keys, s_i, s_per = samples.keys, samples.i, samples.per_chart
             s_append = samples.started_or_gone.append
-            take_samples = samples.record_for(self)
         else:  # sample_key is STREAM_END: no crossing ever happens
             s_keys, s_i, s_per, s_append = _NO_KEYS, 0, 1, _NO_LOG.append
-            take_samples = self._take_samples
         gone_base = self.started_first
         stream_t = self.stream_t
         parts = self.parts
@@ -948,7 +946,7 @@ class ConsumerGroup:
                 else:
                     assert samples is not None
                     samples.i = s_i
-                    sample_key = take_samples(key, started, busy)
+                    sample_key = samples.record(self, key, started, busy)
                     s_i = samples.i
             p = key & mask
             part = parts[p]
@@ -1229,10 +1227,16 @@ class ConsumerGroup:
             self.sample_key = self.samples.record(self, STREAM_END, 0, self.busy)
             self.samples.flush()
 
-    def set_samples(self, samples: GroupSamples) -> None:
-        """Have the data plane take ``samples`` as it goes (see simulator.engine.samples)."""
-        self.samples = samples
-        self.sample_key = samples.next_key
+    def set_samples(self, times: np.ndarray, per_chart: int, chart_ends: np.ndarray) -> None:
+        """Have the data plane take samples at ``times`` (seconds, ascending) as it goes, a
+        chart sample every ``per_chart``-th; ``chart_ends``: each partition's log-end offset at
+        each chart time, shape ``(P, len(times) // per_chart)`` (simulator.engine.samples)."""
+        limit_keys = (np.floor(times * TICKS_PER_S).astype(np.int64) << PBITS) | MASK
+        commit_after = self.commit_mode is CommitMode.after_processing
+        self.samples = GroupSamples(
+            times, limit_keys, STREAM_END, per_chart, chart_ends, commit_after
+        )
+        self.sample_key = self.samples.next_key
 
     # ------------------------------------------------------------------ measurements
 

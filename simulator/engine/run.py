@@ -31,7 +31,7 @@ import numpy as np
 import simpy
 
 from simulator.design import CommitMode, Design
-from simulator.engine.consumers import MASK, PBITS, STREAM_END, TICKS_PER_S, ConsumerGroup, Stage
+from simulator.engine.consumers import ConsumerGroup, Stage
 from simulator.engine.eventlog import Topic, build_topic
 from simulator.engine.metrics import (
     UTILISATION_CAP,
@@ -41,7 +41,6 @@ from simulator.engine.metrics import (
     sig,
 )
 from simulator.engine.provider import Provider
-from simulator.engine.samples import GroupSamples
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import GROUPS, Workload, build_workload
@@ -138,22 +137,10 @@ class Simulation:
         n_fine = CHART_SAMPLES * FINE_PER_CHART
         self.fine_t = np.arange(1, n_fine + 1, dtype=np.float64) * self.fine_dt
         chart_t = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
-        # The heap-key limit of each sample time, as ConsumerGroup.advance computes it.
-        limit_keys = (np.floor(self.fine_t * TICKS_PER_S).astype(np.int64) << PBITS) | MASK
         for name in GROUPS:
             topic = self.topics[name]
             topic.precompute_log_ends(chart_t)
-            self.groups[name].set_samples(
-                GroupSamples(
-                    self.fine_t,
-                    limit_keys,
-                    STREAM_END,
-                    FINE_PER_CHART,
-                    chart_t,
-                    topic.log_end_grid(),
-                    commit_after=design.delivery.commit is CommitMode.after_processing,
-                )
-            )
+            self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, topic.log_end_grid())
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # Filled from the groups' samples when the run ends (_collect_samples).
         self.fine_backlog: dict[str, np.ndarray] = {}

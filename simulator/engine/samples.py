@@ -20,10 +20,8 @@ an early-completed step (still in flight, its commit not yet made, until then), 
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 from array import array
-from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -42,12 +40,13 @@ _COMMITTED = attrgetter("committed")
 class GroupSamples:
     """The samples of one consumer group.
 
-    ``times``: shape ``(F,)``, the fine sample times in seconds, ascending. ``limit_keys``: shape
-    ``(F,)`` int64, the heap key limit of each (its nanosecond
-    tick, every partition bit set: see ``ConsumerGroup.advance``), ascending. ``per_chart``: fine
-    samples per chart sample. ``chart_ends``: shape ``(P, F // per_chart)`` int64, each
-    partition's log-end offset at each chart time. ``commit_after``: an early-completed step's
-    batch commit counts only once the step has finished (commit after processing).
+    ``times``: shape ``(F,)``, the fine sample times in seconds, ascending. ``limit_keys``:
+    shape ``(F,)`` int64, the heap-key limit of each (its nanosecond tick, every partition bit
+    set: see ``ConsumerGroup.advance``); ``end_key`` follows the last. ``per_chart``: fine samples
+    per chart sample (every ``per_chart``-th time is a chart time). ``chart_ends``: shape
+    ``(P, F // per_chart)`` int64, each partition's log-end offset at each chart time.
+    ``commit_after``: an early-completed step's batch commit counts only once the step has
+    finished (commit after processing).
 
     After the run: ``started_or_gone`` (``F`` counts), and per chart time ``lag_total``,
     ``lag_worst`` (the largest partition lag), ``in_flight``; per partition
@@ -60,10 +59,10 @@ class GroupSamples:
         limit_keys: np.ndarray,
         end_key: int,
         per_chart: int,
-        chart_t: np.ndarray,
         chart_ends: np.ndarray,
         commit_after: bool,
     ):
+        chart_t = times[per_chart - 1 :: per_chart]
         self.keys = array("q", limit_keys.astype(np.int64).tolist())
         self.keys.append(end_key)
         self.times: list[float] = times.tolist()
@@ -96,10 +95,6 @@ class GroupSamples:
     def next_key(self) -> int:
         """Limit key of the next sample not yet taken (``end_key`` after the last)."""
         return self.keys[self.i]
-
-    def record_for(self, group: ConsumerGroup) -> Callable[[int, int, int], int]:
-        """:meth:`record` bound to ``group``: one call less on the data plane's path."""
-        return functools.partial(self.record, group)
 
     def record(self, group: ConsumerGroup, key: int, started: int, busy: int) -> int:
         """Take every sample whose limit key is below ``key``; return the next one's limit key.
