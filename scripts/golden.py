@@ -35,7 +35,10 @@ SEEDS = (1, 2, 3)
 
 def designs() -> list[Path]:
     """Every design file of the course: the reference, then the known-bad ones by name."""
-    return [STEPS / "designs" / "reference.yaml", *sorted((STEPS / "designs" / "bad").glob("*.yaml"))]
+    return [
+        STEPS / "designs" / "reference.yaml",
+        *sorted((STEPS / "designs" / "bad").glob("*.yaml")),
+    ]
 
 
 def scenarios() -> list[Path]:
@@ -61,7 +64,9 @@ def result_line(design_path: Path, scenario_path: Path, seed: int) -> str:
     design = load_design(design_path)
     scenario = load_scenario(scenario_path)
     pricing = load_pricing(STEPS / "pricing.yaml")
-    budget = float(yaml.safe_load((STEPS / "course.yaml").read_text(encoding="utf-8"))["budget_usd"])
+    budget = float(
+        yaml.safe_load((STEPS / "course.yaml").read_text(encoding="utf-8"))["budget_usd"]
+    )
     result = simulate(design, scenario, seed)
     cost = monthly_cost(design, scenario, pricing, budget_usd=budget, metrics=result.metrics)
     line = {
