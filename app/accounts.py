@@ -1,4 +1,5 @@
-"""User accounts: argon2id password hashes, creation and sign-in checks."""
+"""User accounts: argon2id password hashes, creation, sign-in checks, a new password and an
+account's removal (both end the account's sessions everywhere)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.errors import Conflict
+from app.errors import Conflict, NotFound
 from app.models import Role, User
 
 _hasher = PasswordHasher()
@@ -58,4 +59,46 @@ def authenticate(session: Session, email: str, password: str) -> User | None:
     user = session.scalar(select(User).where(User.email == normalise_email(email)))
     if user is None or not verify_password(user.password_hash, password):
         return None
+    return user
+
+
+def end_sessions(user: User) -> None:
+    """End every session of ``user`` everywhere: raise its session generation, which each
+    request compares with its session's (app.web.session_state). The caller commits."""
+    user.session_generation = (user.session_generation or 0) + 1
+
+
+def find_account(session: Session, email: str) -> User:
+    """The account with this email; raises NotFound when there is none."""
+    user = session.scalar(select(User).where(User.email == normalise_email(email)))
+    if user is None:
+        raise NotFound(f"no account with email {normalise_email(email)}")
+    return user
+
+
+def change_password(session: Session, email: str, password: str) -> User:
+    """Give the account ``email`` a new password and end all its sessions (every device, every
+    copied cookie: its session generation goes up). The caller commits.
+
+    Raises NotFound for an unknown email and ValueError for a password shorter than
+    MIN_PASSWORD_LENGTH.
+    """
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ValueError(f"password must have at least {MIN_PASSWORD_LENGTH} characters")
+    user = find_account(session, email)
+    user.password_hash = hash_password(password)
+    end_sessions(user)
+    session.flush()
+    return user
+
+
+def remove_account(session: Session, email: str) -> User:
+    """Delete the account ``email`` with its designs, progress and check outcomes (the database
+    cascades); its sessions end because no user is left to load. The caller commits.
+
+    Raises NotFound for an unknown email.
+    """
+    user = find_account(session, email)
+    session.delete(user)
+    session.flush()
     return user

@@ -14,7 +14,12 @@ import typer
 from typer.core import TyperGroup
 
 from app.commands import ExitCode
-from app.commands.database import create_user_command, migrate
+from app.commands.database import (
+    create_user_command,
+    migrate,
+    remove_user_command,
+    set_password_command,
+)
 from app.commands.export import export_command
 from app.commands.grade import grade_command
 from app.commands.lint import lint
@@ -81,6 +86,8 @@ def _options(
 main.command()(serve)
 main.command()(migrate)
 main.command("create-user")(create_user_command)
+main.command("set-password")(set_password_command)
+main.command("remove-user")(remove_user_command)
 main.command()(lint)
 main.command()(schema)
 main.command("grade")(grade_command)

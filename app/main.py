@@ -14,7 +14,8 @@ from app import middleware, simpool
 from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
-from app.settings import Settings, get_settings
+from app.development_secret import development_secret_key
+from app.settings import DEVELOPMENT_SECRET_KEY_FILE, Settings, get_settings
 from app.web import auth, errors, estimate, health, instructor, pages, report, signup, simulation
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
@@ -34,6 +35,12 @@ def freeze_startup_objects() -> None:
         _FROZEN = True
         gc.collect()
         gc.freeze()
+
+
+def session_secret_key(settings: Settings) -> str:
+    """SECRET_KEY, or in development without one, the random key kept in var/secret_key
+    (made on the first start). Settings already refuse a missing key outside development."""
+    return settings.secret_key or development_secret_key(DEVELOPMENT_SECRET_KEY_FILE)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -73,8 +80,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(
         SessionMiddleware,
-        secret_key=settings.secret_key,
+        secret_key=session_secret_key(settings),
         session_cookie="designlab_session",
+        max_age=settings.session_max_age_hours * 3600,
         same_site="lax",
         https_only=settings.env == "production",
     )

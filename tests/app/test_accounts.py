@@ -1,11 +1,19 @@
 """Accounts: passwords are stored as argon2id hashes and an email is taken once."""
 
 import pytest
+from sqlalchemy import select
 
-from app.accounts import authenticate, create_user, hash_password, verify_password
+from app.accounts import (
+    authenticate,
+    change_password,
+    create_user,
+    hash_password,
+    remove_account,
+    verify_password,
+)
 from app.db import make_engine, make_sessionmaker, upgrade
-from app.errors import Conflict
-from app.models import Role
+from app.errors import Conflict, NotFound
+from app.models import DesignRecord, Role, User
 
 
 @pytest.fixture
@@ -40,3 +48,28 @@ def test_an_email_is_taken_once(session):
 def test_short_password_is_refused(session):
     with pytest.raises(ValueError, match="at least 10"):
         create_user(session, "cy@example.com", Role.learner, "short")
+
+
+def test_a_new_password_replaces_the_old_and_raises_the_session_generation(session):
+    user = create_user(session, "dee@example.com", Role.learner, "the first password")
+    before = user.session_generation
+    change_password(session, "DEE@example.com", "the second password")
+    assert user.session_generation == before + 1
+    assert authenticate(session, "dee@example.com", "the second password") is user
+    assert authenticate(session, "dee@example.com", "the first password") is None
+    with pytest.raises(ValueError, match="at least 10"):
+        change_password(session, "dee@example.com", "short")
+    with pytest.raises(NotFound):
+        change_password(session, "nobody@example.com", "a long password")
+
+
+def test_removing_an_account_deletes_it_with_its_work(session):
+    user = create_user(session, "flo@example.com", Role.learner, "a long password")
+    session.add(DesignRecord(user_id=user.id, course_id="c", yaml_text="version: 1\n"))
+    session.commit()
+    remove_account(session, "flo@example.com")
+    session.commit()
+    assert session.scalar(select(User).where(User.email == "flo@example.com")) is None
+    assert session.scalars(select(DesignRecord)).all() == []
+    with pytest.raises(NotFound):
+        remove_account(session, "flo@example.com")
