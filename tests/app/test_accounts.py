@@ -8,7 +8,9 @@ from app.accounts import (
     change_password,
     create_user,
     hash_password,
+    normalise_email,
     remove_account,
+    valid_email,
     verify_password,
 )
 from app.db import make_engine, make_sessionmaker, upgrade
@@ -73,3 +75,34 @@ def test_removing_an_account_deletes_it_with_its_work(session):
     assert session.scalars(select(DesignRecord)).all() == []
     with pytest.raises(NotFound):
         remove_account(session, "flo@example.com")
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["@evil", "a@evil", "ana", "ana@", "a b@example.com", "ana@example..com", "a\x00b@example.com",
+     "=cmd|' /C calc'!A0", "ana@localhost"],
+)
+def test_an_email_that_is_not_an_address_is_refused(email):
+    with pytest.raises(ValueError, match="not an email address"):
+        valid_email(email)
+
+
+def test_emails_are_normalised_nfkc_with_the_domain_case_folded():
+    assert valid_email(" Ana@EXAMPLE.com ") == "ana@example.com"
+    assert valid_email("jos\u00e9@example.com") == valid_email("jose\u0301@example.com")
+    assert valid_email("\uff41na@example.com") == "ana@example.com"  # full-width a, NFKC
+    assert valid_email("x@XN--EXMPLE-CUA.COM") == "x@ex\u00e4mple.com"
+    assert normalise_email("Jose\u0301@X.org") == "jos\u00e9@x.org"
+
+
+def test_jose_precomposed_and_decomposed_are_one_account(session):
+    user = create_user(session, "jos\u00e9@example.com", Role.learner, "long enough pw")
+    with pytest.raises(Conflict):
+        create_user(session, "jose\u0301@example.com", Role.learner, "long enough pw")
+    assert authenticate(session, "JOSE\u0301@example.com", "long enough pw") is user
+
+
+def test_an_account_stored_before_validation_still_signs_in(session):
+    session.add(User(email="legacy@box", role=Role.learner, password_hash=hash_password("p" * 12)))
+    session.flush()
+    assert authenticate(session, "Legacy@Box", "p" * 12) is not None
