@@ -1,6 +1,9 @@
 """The app's production middleware, installed by ``install(app, settings)`` from create_app.
 
-Order, outermost first: request id and access log, security headers (both wrap FastAPI's own
+Order, outermost first: the client address and scheme from ``X-Forwarded-For`` and
+``X-Forwarded-Proto``, believed only from a peer in FORWARDED_ALLOW_IPS (uvicorn's
+ProxyHeadersMiddleware; a forged header from anyone else changes nothing, so rate limits count
+the real peer), request id and access log, security headers (both wrap FastAPI's own
 error middleware too, so a 500 page carries them), the refusal of a declared body over
 MAX_BODY_BYTES (before FastAPI's own limit, which would answer in plain text), then FastAPI's
 stack, in which the rate limits sit inside the session middleware (they read the session's
@@ -10,9 +13,12 @@ user). A body streamed without a length is cut at the same size by FastAPI's own
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from starlette.types import ASGIApp
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.logs import configure_logging
 from app.middleware.body_limit import ContentLengthLimitMiddleware
@@ -20,6 +26,9 @@ from app.middleware.rate_limit import RateLimitMiddleware, rules_from
 from app.middleware.request_id import RequestIdMiddleware
 from app.middleware.security_headers import SecurityHeadersMiddleware, docs_policy
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from uvicorn._types import ASGI3Application
 
 
 def _docs_html(app: FastAPI) -> str:
@@ -50,6 +59,12 @@ def install(app: FastAPI, settings: Settings) -> None:
         headers = SecurityHeadersMiddleware(
             inner, docs_path=app.docs_url, docs_csp=docs_csp, hsts=settings.env == "production"
         )
-        return RequestIdMiddleware(headers)
+        # uvicorn types ASGI apps with its own TypedDicts, Starlette with plain mappings: the
+        # same protocol in two vocabularies, hence the casts.
+        proxied = ProxyHeadersMiddleware(
+            cast("ASGI3Application", RequestIdMiddleware(headers)),
+            trusted_hosts=settings.forwarded_allow_ips,
+        )
+        return cast(ASGIApp, proxied)
 
     app.build_middleware_stack = build_with_outer_middleware  # type: ignore[method-assign]
