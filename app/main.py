@@ -16,7 +16,18 @@ from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.development_secret import development_secret_key
 from app.settings import DEVELOPMENT_SECRET_KEY_FILE, Settings, get_settings
-from app.web import auth, errors, estimate, health, instructor, pages, report, signup, simulation
+from app.web import (
+    api_docs,
+    auth,
+    errors,
+    estimate,
+    health,
+    instructor,
+    pages,
+    report,
+    signup,
+    simulation,
+)
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
 
@@ -66,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=SIMULATOR_VERSION,
         debug=settings.debug,
         lifespan=lifespan,
-        docs_url="/api/docs",
+        docs_url=None,  # app.web.api_docs serves /api/docs with its assets from this site
         openapi_url="/api/openapi.json",
         redoc_url=None,
         max_body_size=settings.max_body_bytes,
@@ -90,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.include_router(health.router)
     app.include_router(api_router)
+    api_docs.install(app)
     app.include_router(auth.router)
     app.include_router(pages.router)
     app.include_router(estimate.router)

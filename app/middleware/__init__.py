@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from fastapi import FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
 from starlette.types import ASGIApp
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -26,22 +25,10 @@ from app.middleware.rate_limit import RateLimitMiddleware, rules_from
 from app.middleware.request_id import RequestIdMiddleware
 from app.middleware.security_headers import SecurityHeadersMiddleware, docs_policy
 from app.settings import Settings
+from app.web.api_docs import DOCS_PATH, docs_html
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGI3Application
-
-
-def _docs_html(app: FastAPI) -> str:
-    """The Swagger UI page as FastAPI serves it (to hash its inline script)."""
-    assert app.openapi_url is not None
-    html = get_swagger_ui_html(
-        openapi_url=app.openapi_url,
-        title=f"{app.title} - Swagger UI",
-        oauth2_redirect_url=app.swagger_ui_oauth2_redirect_url,
-        init_oauth=app.swagger_ui_init_oauth,
-        swagger_ui_parameters=app.swagger_ui_parameters,
-    ).body
-    return bytes(html).decode()
 
 
 def install(app: FastAPI, settings: Settings) -> None:
@@ -51,13 +38,13 @@ def install(app: FastAPI, settings: Settings) -> None:
     """
     configure_logging(settings.log_level)
     app.add_middleware(RateLimitMiddleware, rules=rules_from(settings))
-    docs_csp = docs_policy(_docs_html(app)) if app.docs_url and app.openapi_url else None
+    docs_csp = docs_policy(docs_html(app)) if app.openapi_url else None
     build_stack = app.build_middleware_stack
 
     def build_with_outer_middleware() -> ASGIApp:
         inner = ContentLengthLimitMiddleware(build_stack(), max_body_bytes=settings.max_body_bytes)
         headers = SecurityHeadersMiddleware(
-            inner, docs_path=app.docs_url, docs_csp=docs_csp, hsts=settings.env == "production"
+            inner, docs_path=DOCS_PATH, docs_csp=docs_csp, hsts=settings.env == "production"
         )
         # uvicorn types ASGI apps with its own TypedDicts, Starlette with plain mappings: the
         # same protocol in two vocabularies, hence the casts.
