@@ -2,13 +2,13 @@
 
 Order, outermost first: the client address and scheme from ``X-Forwarded-For`` and
 ``X-Forwarded-Proto``, believed only from a peer in FORWARDED_ALLOW_IPS (uvicorn's
-ProxyHeadersMiddleware; a forged header from anyone else changes nothing, so rate limits count
-the real peer), request id and access log, security headers (both wrap FastAPI's own
-error middleware too, so a 500 page carries them), the refusal of a declared body over
-MAX_BODY_BYTES (before FastAPI's own limit, which would answer in plain text), then FastAPI's
-stack, in which the rate limits sit inside the session middleware (they read the session's
-user). A body streamed without a length is cut at the same size by FastAPI's own limit
-(``FastAPI(max_body_size=...)``, set by create_app).
+ProxyHeadersMiddleware; a forged header from anyone else changes nothing, so rate limits count the
+real peer), request id and access log, security headers (both wrap FastAPI's own error middleware
+too, so a 500 page carries them), the refusal of a declared body over MAX_BODY_BYTES (before
+FastAPI's own limit, which would answer in plain text), ``HEAD`` run as ``GET`` without the body
+(head_requests.py), then FastAPI's stack, in which the rate limits sit inside the session
+middleware (they read the session's user). A body streamed without a length is cut at the same size
+by FastAPI's own limit (``FastAPI(max_body_size=...)``, set by create_app).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.logs import configure_logging
 from app.middleware.body_limit import ContentLengthLimitMiddleware
+from app.middleware.head_requests import HeadAsGetMiddleware
 from app.middleware.rate_limit import RateLimitMiddleware, rules_from
 from app.middleware.request_id import RequestIdMiddleware
 from app.middleware.security_headers import SecurityHeadersMiddleware, docs_policy
@@ -42,7 +43,9 @@ def install(app: FastAPI, settings: Settings) -> None:
     build_stack = app.build_middleware_stack
 
     def build_with_outer_middleware() -> ASGIApp:
-        inner = ContentLengthLimitMiddleware(build_stack(), max_body_bytes=settings.max_body_bytes)
+        inner = ContentLengthLimitMiddleware(
+            HeadAsGetMiddleware(build_stack()), max_body_bytes=settings.max_body_bytes
+        )
         headers = SecurityHeadersMiddleware(
             inner, docs_path=DOCS_PATH, docs_csp=docs_csp, hsts=settings.env == "production"
         )
