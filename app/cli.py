@@ -11,6 +11,7 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from typer.core import TyperGroup
 
 from app.commands import ExitCode
@@ -40,6 +41,11 @@ class _Group(TyperGroup):
         except InputFileError as exc:
             for error in exc.errors:
                 typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except ValidationError as exc:  # the settings (environment or .env) are not valid
+            for detail in exc.errors():
+                where = ".".join(str(part).upper() for part in detail["loc"]) or "settings"
+                typer.echo(f"error: {where}: {detail['msg']}", err=True)
             raise typer.Exit(ExitCode.BAD_INPUT) from exc
         except DesignlabError as exc:
             for error in exc.fields:

@@ -108,6 +108,15 @@ def test_set_password_and_remove_user_end_the_accounts_sessions(env_db):
     assert "no account with email ed@example.com" in result.output
 
 
+def test_production_without_a_secret_key_refuses_to_start_with_exit_2(env_db, monkeypatch):
+    monkeypatch.setenv("ENV", "production")
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    get_settings.cache_clear()
+    result = runner.invoke(main, ["serve", "--port", "1"])
+    assert result.exit_code == 2, result.output
+    assert "error: settings: Value error, SECRET_KEY is not set" in result.output
+
+
 def test_an_unexpected_exception_exits_3(env_db, monkeypatch):
     def explode(url: str) -> None:
         raise RuntimeError("disk on fire")
