@@ -75,6 +75,8 @@ def test_signing_in_on_another_device_resumes_where_the_learner_was(
         ("not-an-email", "a long password", "email", "Enter an email address"),
         ("@evil", "a long password", "email", "Enter an email address"),
         ("ana@evil", "a long password", "email", "Enter an email address"),
+        ('=HYPERLINK("http://x.example")@example.com', "a long password", "email", "Enter an"),
+        ("=cmd|' /C calc'!A0@example.com", "a long password", "email", "Enter an email address"),
         ("cy@example.com", "short", "password", "Use at least 10 characters."),
     ],
 )
