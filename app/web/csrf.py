@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from fastapi import Request
 
-from app.web.deps import CSRF_FIELD, CSRF_HEADER
+from app.deps import CSRF_FIELD, CSRF_HEADER
 
 
 def csrf_ok(request: Request, form: Mapping[str, str]) -> bool:
