@@ -16,7 +16,7 @@ from app.course.content import LoadedCourse
 from app.db import session_scope
 from app.errors import CourseUnavailable, DesignlabError, Forbidden
 from app.grading.grader import CourseMaterial
-from app.models import Role, User
+from app.models import User
 from app.settings import Settings
 from simulator.errors import FieldError, InputFileError
 from simulator.pricing import Pricing, load_pricing
@@ -103,13 +103,6 @@ async def verify_csrf(request: Request) -> None:
         raise Forbidden("The form expired or came from another site. Reload the page and retry.")
 
 
-def require_instructor(user: Annotated[User | None, Depends(get_current_user)]) -> User:
-    """The current user if an instructor; raises Forbidden otherwise."""
-    if user is None or user.role is not Role.instructor:
-        raise Forbidden("Instructors only.")
-    return user
-
-
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 """The request's session. ``scope="function"``: it commits when the route returns, before the
@@ -118,5 +111,4 @@ be told "saved" about a write that a crash or a failed commit then loses)."""
 CourseDep = Annotated[LoadedCourse, Depends(get_course)]
 UserDep = Annotated[User | None, Depends(get_current_user)]
 MaterialDep = Annotated[CourseMaterial, Depends(get_material)]
-InstructorDep = Annotated[User, Depends(require_instructor)]
 CsrfDep = Depends(verify_csrf)

@@ -25,11 +25,6 @@ MISSING = "?"
 """Shown in place of a figure that is not declared or could not be computed."""
 
 
-def placeholders(narrative: str) -> list[str]:
-    """Names of the figures a narrative shows, in order of appearance (repeats kept)."""
-    return PLACEHOLDER.findall(narrative)
-
-
 def figure_names(course: LoadedCourse, step: LoadedStep) -> dict[str, Any]:
     """The names a step's figures are evaluated over: the reference design and the step's scenario.
 
