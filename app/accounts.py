@@ -97,7 +97,7 @@ def authenticate(session: Session, email: str, password: str) -> User | None:
 
 def end_sessions(user: User) -> None:
     """End every session of ``user`` everywhere: raise its session generation, which each
-    request compares with its session's (app.web.session_state). The caller commits."""
+    request compares with its session's (app.session_state). The caller commits."""
     user.session_generation = (user.session_generation or 0) + 1
 
 

@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: migrate the database on start-up, load the course, mount the routes.
 
     ``app.state`` holds ``settings``, ``engine``, ``sessionmaker``, ``course_cache`` and
-    ``templates`` for the dependencies in app/web/deps.py.
+    ``templates`` for the dependencies in app/deps.py.
     """
     settings = settings or get_settings()
 

@@ -103,11 +103,6 @@ class Settings(BaseSettings):
         """Reload steps/ when its files change: in development or with DEBUG on."""
         return self.debug or self.env == "development"
 
-    @property
-    def is_sqlite(self) -> bool:
-        """True when DATABASE_URL points at a SQLite database."""
-        return self.database_url.startswith("sqlite")
-
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

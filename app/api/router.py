@@ -11,31 +11,26 @@ simulations themselves run in the app's process pool (app/simpool.py) within its
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
 from app import simpool
-from app.course.content import LoadedCourse
+from app.deps import MaterialDep
 from app.errors import BadInput, DesignlabError, NotFound
 from app.grading.grader import (
-    CourseMaterial,
     error_result,
     grade,
     input_problems,
     run_scenario,
 )
 from app.grading.result import GradeResult, InputProblem
-from app.web.deps import get_course
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import MAX_FILE_BYTES, load_model
-from simulator.pricing import Pricing, load_pricing
 from simulator.result import SimulationResult
 
 MAX_CONCURRENT_RUNS = 2
@@ -136,28 +131,6 @@ def _parse_design(text: str, name: str) -> Design:
     return load_model(Design, text, name)
 
 
-@lru_cache(maxsize=8)
-def _pricing(path: Path, mtime_ns: int) -> Pricing:
-    return load_pricing(path)
-
-
-def get_material(course: Annotated[LoadedCourse, Depends(get_course)]) -> CourseMaterial:
-    """The course and its pricing catalog (re-read when the catalog file changes)."""
-    assert course.course is not None
-    path = course.root / course.course.pricing
-    try:
-        pricing = _pricing(path, path.stat().st_mtime_ns)
-    except (OSError, InputFileError) as exc:
-        errors = (
-            exc.errors
-            if isinstance(exc, InputFileError)
-            else [FieldError(str(path), None, "", str(exc))]
-        )
-        raise DesignlabError("The course's pricing catalog cannot be loaded.", errors) from exc
-    return CourseMaterial(course, pricing)
-
-
-MaterialDep = Annotated[CourseMaterial, Depends(get_material)]
 SeedQuery = Annotated[
     int | None,
     Query(ge=0, le=2**63 - 1, description="Seed for every scenario; default: each scenario's own."),

@@ -1,6 +1,6 @@
 """Step figures: numbers a narrative shows, computed from the reference design, never typed.
 
-A step's ``figures`` map a name to an expression over the names a check sees (app.grading.names).
+A step's ``figures`` map a name to an expression over the names a check sees (app.checks.names).
 They are evaluated against the course's reference design and the step's scenario, with
 ``estimate`` the closed-form estimate (simulator.analytic) of the two, and ``metrics`` and ``cost``
 absent: figures are closed forms, shown before anything is simulated.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.checks.expressions import ExpressionError, evaluate
+from app.checks.names import fmt
 from app.course.content import LoadedCourse, LoadedStep
-from app.grading.expressions import ExpressionError, evaluate
-from app.grading.names import fmt
 from simulator.analytic import estimate
 
 PLACEHOLDER = re.compile(r"\{\{\s*figures\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -23,11 +23,6 @@ PLACEHOLDER = re.compile(r"\{\{\s*figures\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 MISSING = "?"
 """Shown in place of a figure that is not declared or could not be computed."""
-
-
-def placeholders(narrative: str) -> list[str]:
-    """Names of the figures a narrative shows, in order of appearance (repeats kept)."""
-    return PLACEHOLDER.findall(narrative)
 
 
 def figure_names(course: LoadedCourse, step: LoadedStep) -> dict[str, Any]:

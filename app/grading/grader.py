@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import simulator
+from app.checks.explanations import ExplanationError, render_explanation
+from app.checks.expressions import ExpressionError, evaluate, names_used
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
-from app.grading.explanations import ExplanationError, render_explanation
-from app.grading.expressions import ExpressionError, evaluate, names_used
 from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
 from simulator import SIMULATOR_VERSION
 from simulator.analytic import Estimate, estimate
@@ -141,7 +141,7 @@ class _Grading:
         return run
 
     def names(self, scenario_name: str | None) -> dict[str, Any]:
-        """The names a check sees (app.grading.names) for a scenario, or for none."""
+        """The names a check sees (app.checks.names) for a scenario, or for none."""
         run = self.run(scenario_name) if scenario_name else None
         return {
             "design": self.design,

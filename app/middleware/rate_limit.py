@@ -26,9 +26,9 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import DesignlabError
+from app.session_state import is_account_session, session_user_id
 from app.settings import Settings
 from app.web.errors import error_response
-from app.web.session_state import is_account_session, session_user_id
 
 
 class TooManyRequests(DesignlabError):

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import authenticate, end_sessions
+from app.deps import CsrfDep, SessionDep, UserDep, csrf_token
 from app.guest_work import hand_over_guest_work
 from app.models import Role, User
-from app.web.deps import CsrfDep, SessionDep, UserDep, csrf_token
-from app.web.session_state import bind_user
+from app.session_state import bind_user
 from app.web.templating import NOTICE, render
 
 router = APIRouter()

@@ -13,9 +13,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from app.deps import get_current_user
 from app.errors import BadInput, DesignlabError, NotFound
 from app.models import User
-from app.web.deps import get_current_user
 from app.web.templating import is_htmx, render
 from simulator.errors import FieldError, InputFileError
 

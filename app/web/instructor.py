@@ -15,6 +15,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app import simpool
 from app.course.content import LoadedCourse
+from app.deps import CourseDep, CsrfDep, SessionDep, UserDep, csrf_token
 from app.errors import DesignlabError, Forbidden, NotFound
 from app.export import grades_csv
 from app.instructor.class_progress import class_table, hardest_checks, learner_detail
@@ -22,7 +23,6 @@ from app.instructor.health import SelfTests, clean_files, course_version, findin
 from app.instructor.preview import find_design, preview_designs, read_design
 from app.models import Role, User
 from app.step_runs import ensure_runs, grade_off_loop
-from app.web.deps import CourseDep, CsrfDep, SessionDep, UserDep, csrf_token
 from app.web.results import step_results
 from app.web.step_request import StepDep
 from app.web.step_views import add_step_views

@@ -19,8 +19,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import RedirectResponse, Response
 
-from app.api.router import MaterialDep
 from app.course.content import LoadedCourse
+from app.deps import (
+    CourseDep,
+    CsrfDep,
+    MaterialDep,
+    SessionDep,
+    SettingsDep,
+    UserDep,
+    csrf_token,
+)
 from app.designs import load_design, save_design
 from app.grading.grader import CourseMaterial
 from app.grading.result import GradeResult, StepResult
@@ -31,7 +39,6 @@ from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
 from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
-from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
 from app.web.submissions import EXPIRED
 from app.web.templating import NOTICE, render
 from simulator.design import Design

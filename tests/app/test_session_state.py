@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app import session_state
 from app.accounts import change_password, remove_account
 from app.db import make_engine, make_sessionmaker, session_scope
 from app.models import Role, User
-from app.web import session_state
-from app.web.session_state import bind_user, forget_user, is_live, touch
+from app.session_state import bind_user, forget_user, is_live, touch
 from tests.instructor.second_course import SECOND_COURSE
 from tests.instructor.signing_in import add_user, sign_in
 from tests.web.html import csrf_of, soup
