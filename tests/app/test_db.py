@@ -73,8 +73,9 @@ def test_existing_emails_are_put_in_normal_form_unless_another_account_has_it(da
     from alembic import command
     from sqlalchemy import text
 
-    engine = make_engine(database_url)  # makes the SQLite file's folder
-    command.upgrade(alembic_config(database_url), "0003_session_generation")
+    upgrade(database_url)  # PostgreSQL test databases start at head: step back to before 0004
+    command.downgrade(alembic_config(database_url), "0003_session_generation")
+    engine = make_engine(database_url)
     stored = ["Jose\u0301@Example.com", "bo@example.com", "BO@Example.com ", "x@XN--EXMPLE-CUA.COM"]
     with engine.begin() as conn:
         for email in stored:
