@@ -7,8 +7,10 @@ cookie alone cannot be taken back. The server therefore checks on every request:
 - the session's ``generation`` equals the user's ``session_generation``: signing out or a new
   password raises that number (``app.accounts.end_sessions``), which ends every copy of every
   earlier session of the user, on any device;
-- the session is younger than SESSION_MAX_AGE_HOURS (from signing in, or from a guest's start)
-  and was used within SESSION_IDLE_MINUTES.
+- an account's session is younger than SESSION_MAX_AGE_HOURS (from signing in) and was used
+  within SESSION_IDLE_MINUTES. A guest's session has neither limit: it is the guest's only key
+  to their work (there is no password to sign in again with), so, as before, it lasts until its
+  cookie expires, SESSION_MAX_AGE_HOURS after the guest's latest visit.
 
 A session failing any of these is treated as signed out and its user keys are dropped.
 """
@@ -25,7 +27,7 @@ from app.settings import Settings
 USER_ID = "user_id"
 GENERATION = "generation"
 STARTED_AT = "started_at"
-"""Unix time (s) of signing in, or of a guest's creation."""
+"""Unix time (s) of signing in (or of a guest's creation)."""
 SEEN_AT = "seen_at"
 """Unix time (s) of the latest request that found the session live (kept to the minute)."""
 GUEST = "guest"
@@ -68,17 +70,21 @@ def is_live(
     state: MutableMapping[str, Any], user: User | None, settings: Settings, at_s: float
 ) -> bool:
     """True when ``state`` is a session of ``user`` that the server still honours at ``at_s``
-    (Unix seconds): same generation, younger than the absolute lifetime, used within the idle
-    lifetime. False for a removed user (None) or a session without those keys (signed before
-    sessions were revocable)."""
+    (Unix seconds): same generation and, for an account, younger than the absolute lifetime and
+    used within the idle lifetime (a guest's session has no time limit but its cookie's). False
+    for a removed user (None) or a session without those keys (signed before sessions were
+    revocable)."""
     if user is None:
         return False
     generation, started, seen = (state.get(k) for k in (GENERATION, STARTED_AT, SEEN_AT))
     if not (isinstance(generation, int) and isinstance(started, int) and isinstance(seen, int)):
         return False
+    if generation != (user.session_generation or 0):
+        return False
+    if user.email is None and state.get(GUEST) is True:
+        return True
     return (
-        generation == (user.session_generation or 0)
-        and at_s - started < settings.session_max_age_hours * 3600
+        at_s - started < settings.session_max_age_hours * 3600
         and at_s - seen < settings.session_idle_minutes * 60
     )
 

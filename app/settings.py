@@ -44,12 +44,14 @@ class Settings(BaseSettings):
     reused on every start (app.development_secret)."""
 
     session_idle_minutes: int = Field(72 * 60, ge=1)
-    """SESSION_IDLE_MINUTES: a session unused for this long is ended (the next request is signed
-    out). Default three days."""
+    """SESSION_IDLE_MINUTES: an account's session unused for this long is ended (the next
+    request is signed out). Default three days. Guests have no idle limit: their session is
+    their only key to their work."""
 
     session_max_age_hours: int = Field(14 * 24, ge=1)
-    """SESSION_MAX_AGE_HOURS: a session ends this long after signing in (or after a guest's
-    start), however active. Default 14 days, also the cookie's lifetime."""
+    """SESSION_MAX_AGE_HOURS: an account's session ends this long after signing in, however
+    active. Default 14 days. Also the cookie's lifetime from the latest visit, which is all that
+    bounds a guest's session."""
 
     forwarded_allow_ips: str = "127.0.0.1"
     """FORWARDED_ALLOW_IPS: comma-separated addresses or networks (``172.30.0.0/24``) of the

@@ -116,3 +116,25 @@ def test_an_idle_session_is_signed_out_by_the_app(make_client, make_settings, mo
     later = session_state.now_s() + 5 * 60
     monkeypatch.setattr(session_state, "now_s", lambda: later)
     assert opens_instructor_pages(client) == [303, 303]
+
+
+def test_a_guests_session_has_no_idle_or_absolute_limit_but_can_be_ended(make_settings):
+    """A guest has no password to sign in again with: only the cookie's own expiry (refreshed on
+    each visit) or a new generation ends its session."""
+    settings = make_settings(session_idle_minutes=30, session_max_age_hours=2)
+    guest = User(id=8, email=None, role=Role.learner, session_generation=0)
+    state: dict[str, object] = {}
+    bind_user(state, guest, at_s=0)
+    assert state["guest"] is True
+    assert is_live(state, guest, settings, 30 * 24 * 3600)
+    guest.session_generation = 1
+    assert not is_live(state, guest, settings, 60)
+
+
+def test_a_guest_that_signed_up_gets_the_accounts_limits(make_settings):
+    settings = make_settings(session_idle_minutes=30)
+    user = User(id=8, email=None, role=Role.learner, session_generation=0)
+    state: dict[str, object] = {}
+    bind_user(state, user, at_s=0)
+    user.email = "ana@example.com"
+    assert not is_live(state, user, settings, 31 * 60)  # the guest flag alone is not enough
