@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.web.formatting import level, percent
-from simulator.analytic import Estimate
 from simulator.design import ConsumerGroup, Design
+from simulator.estimate import Estimate
 from simulator.result import Metrics, Timeseries
 
 WIDTH = 800
