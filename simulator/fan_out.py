@@ -40,7 +40,7 @@ class RunFanOut(BaseModel):
 def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
     """Apply the design's orchestration to the scenario's planned fan-out (20 / 12 / 40).
 
-    The rule, kept simple and shared by the estimate and the simulator:
+    The rule, kept simple and shared by the estimate, the simulator and the bill:
 
     - ``orchestrator_worker``: the orchestrator plans the fan-out, so a run makes the planned calls.
     - ``peer_agents`` without ``max_subagents``: peers spawn peers; a run makes
@@ -52,30 +52,16 @@ def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
       most budget / (input + output tokens per call).
     """
     fan = load.fan_out
-    orch = design.orchestration
     tokens_per_call = load.tokens.input_per_call + load.tokens.output_per_call
-    model_calls = float(fan.model_calls)
-    tool_calls = float(fan.tool_calls)
-    state_writes = float(fan.state_writes)
-    notes: list[str] = []
-    if orch.pattern is OrchestrationPattern.peer_agents and orch.max_subagents is None:
-        m = fan.uncapped_peer_multiplier
-        model_calls *= m
-        tool_calls *= m
-        state_writes *= m
-        notes.append(f"peer agents without a cap: x{m:g} the planned step events")
-    elif orch.pattern is OrchestrationPattern.single_agent:
-        model_calls *= SINGLE_AGENT_CALL_FACTOR
-        notes.append("single agent: 4/15 of the planned model calls")
-    else:
-        notes.append("planned fan-out")
-    if orch.token_budget_per_run is not None and tokens_per_call > 0:
-        most = orch.token_budget_per_run / tokens_per_call
-        if model_calls > most:
-            notes.append(
-                f"token budget {orch.token_budget_per_run:,} stops a run after {most:.1f} calls"
-            )
-            model_calls = most
+    model_calls, tool_calls, state_writes, note = _orchestrated(design, load)
+    notes = [note]
+    most = _calls_within_token_budget(design, load)
+    if most is not None and model_calls > most:
+        notes.append(
+            f"token budget {design.orchestration.token_budget_per_run:,} stops a run after "
+            f"{most:.1f} calls"
+        )
+        model_calls = most
     return RunFanOut(
         model_calls=model_calls,
         tool_calls=tool_calls,
@@ -84,6 +70,45 @@ def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
         tokens_per_run=model_calls * tokens_per_call,
         note="; ".join(notes),
     )
+
+
+def stopped_by_token_budget(design: Design, load: Load) -> bool:
+    """True when the design's ``token_budget_per_run`` ends a run before its model calls are
+    done (:func:`fan_out_per_run` then gives budget / tokens per call)."""
+    most = _calls_within_token_budget(design, load)
+    return most is not None and _orchestrated(design, load)[0] > most
+
+
+def _orchestrated(design: Design, load: Load) -> tuple[float, float, float, str]:
+    """Model calls, tool calls and state writes of a run after the orchestration pattern, before
+    any token budget, and the note naming the rule applied."""
+    fan = load.fan_out
+    orch = design.orchestration
+    model_calls = float(fan.model_calls)
+    tool_calls = float(fan.tool_calls)
+    state_writes = float(fan.state_writes)
+    if orch.pattern is OrchestrationPattern.peer_agents and orch.max_subagents is None:
+        m = fan.uncapped_peer_multiplier
+        model_calls *= m
+        tool_calls *= m
+        state_writes *= m
+        note = f"peer agents without a cap: x{m:g} the planned step events"
+        return model_calls, tool_calls, state_writes, note
+    if orch.pattern is OrchestrationPattern.single_agent:
+        model_calls *= SINGLE_AGENT_CALL_FACTOR
+        note = "single agent: 4/15 of the planned model calls"
+        return model_calls, tool_calls, state_writes, note
+    return model_calls, tool_calls, state_writes, "planned fan-out"
+
+
+def _calls_within_token_budget(design: Design, load: Load) -> float | None:
+    """Most model calls a run's token budget pays for (budget / tokens per call); ``None``
+    without a budget or when a call has no tokens."""
+    budget = design.orchestration.token_budget_per_run
+    tokens_per_call = load.tokens.input_per_call + load.tokens.output_per_call
+    if budget is None or tokens_per_call <= 0:
+        return None
+    return budget / tokens_per_call
 
 
 def mean_arrivals_eps(

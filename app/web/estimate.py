@@ -42,12 +42,12 @@ class EstimateView:
     @property
     def over_budget(self) -> bool:
         """True when the month costs more than the budget."""
-        return self.cost.monthly_usd > self.cost.budget_usd
+        return self.cost.over_budget
 
     @property
     def budget_share(self) -> float:
         """Monthly cost as a fraction of the budget."""
-        return self.cost.monthly_usd / self.cost.budget_usd if self.cost.budget_usd else 0.0
+        return self.cost.budget_share
 
 
 def estimate_view(
