@@ -56,7 +56,7 @@ class GroupUnderLoad:
     tokens_per_call: int
 
 
-def owned_by_first(partitions: int, members: int, first: int) -> int:
+def _owned_by_first(partitions: int, members: int, first: int) -> int:
     """Partitions owned by the first ``first`` of ``members`` (ids in order) after a fresh
     assignment: every assignor here gives member i floor(P/I) + (1 if i < P mod I)."""
     if members <= 0:
@@ -101,7 +101,7 @@ def _worker_crash(fault: WorkerCrash, group: GroupUnderLoad, design: Design) -> 
         # Partitions of the crashed members stall until the group notices (session timeout),
         # then the survivors take every partition.
         partitions = design.event_log.partitions
-        share = owned_by_first(partitions, total, crashed) / partitions
+        share = _owned_by_first(partitions, total, crashed) / partitions
         noticed = min(seconds, cg.session_timeout_ms / 1000.0)
         backlog = share * lam * noticed
         alive_limits = capacity_limits(
@@ -114,7 +114,7 @@ def _worker_crash(fault: WorkerCrash, group: GroupUnderLoad, design: Design) -> 
         )
         alive_cap, _ = smallest_limit(alive_limits)
         backlog = max(0.0, backlog + (lam - alive_cap) * (seconds - noticed))
-    redelivered, lost = crash_redelivery(design, cg, crashed, lam, total)
+    redelivered, lost = _crash_redelivery(design, cg, crashed, lam, total)
     return Outage("worker_crash", seconds, backlog, group.capacity_eps, redelivered, lost)
 
 
@@ -137,7 +137,7 @@ def _rebalance(fault: Rebalance, group: GroupUnderLoad, design: Design) -> Outag
     cg = group.cg
     partitions = design.event_log.partitions
     if cg.assignment is AssignmentStrategy.cooperative_sticky and cg.instances >= 2:
-        share = owned_by_first(partitions, cg.instances, 1) / partitions
+        share = _owned_by_first(partitions, cg.instances, 1) / partitions
     else:
         share = 1.0
     seconds = fault.pause_seconds
@@ -145,7 +145,7 @@ def _rebalance(fault: Rebalance, group: GroupUnderLoad, design: Design) -> Outag
     return Outage("rebalance", seconds, backlog, group.capacity_eps)
 
 
-def crash_redelivery(
+def _crash_redelivery(
     design: Design, cg: ConsumerGroup, crashed: int, lam: float, instances: int
 ) -> tuple[int, int]:
     """Events redelivered and events lost when ``crashed`` of ``instances`` members of ``cg``
