@@ -8,8 +8,7 @@ simulation shares (:mod:`simulator.capacity`) and the workload a design produces
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from simulator.capacity import busy_partitions, capacity_limits, smallest_limit
 from simulator.closed_forms.drain import (
@@ -188,8 +187,7 @@ def _apply_outage(g: GroupEstimate, worst: Outage) -> None:
         g.drain_note = never_drains_note(worst.capacity_after, lam) if d is None else None
 
 
-@dataclass(frozen=True)
-class _Drain:
+class _Drain(NamedTuple):
     """The group whose backlog takes longest to drain, that backlog, the time and the note."""
 
     group: GroupName | None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.closed_forms.batches import redelivered_bound
@@ -42,8 +43,7 @@ class Outage:
     lost: int = 0
 
 
-@dataclass(frozen=True)
-class GroupUnderLoad:
+class GroupUnderLoad(NamedTuple):
     """A consumer group as the outage rules see it: its name and settings, mean arrivals
     ``arrivals_eps``, capacity ``capacity_eps``, step time ``step_s`` and the model call's
     tokens."""
