@@ -21,10 +21,10 @@ from app.course.loader import load_course
 from app.course.models import Check, Course
 from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
 from simulator import SIMULATOR_VERSION
-from simulator.analytic import Estimate, estimate
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
+from simulator.estimate import Estimate, estimate
 from simulator.pricing import Pricing, load_pricing
 from simulator.result import Cost, Metrics, SimulationResult
 from simulator.scenario import Scenario
