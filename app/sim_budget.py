@@ -12,16 +12,24 @@ group's ``max_poll_interval_ms``, peer agents without ``max_subagents``) when th
 it big, the scenario's duration and rate otherwise.
 
 **Wall time.** A simulation that outlasts ``SIM_TIMEOUT_SECONDS`` is stopped; the refusal names
-the design decisions that can make a run slow (:func:`slow_causes`) where they can be known.
+the design decisions that can make a run slow (:func:`slow_causes`) where they can be known. The
+server's pool kills its worker (app.simpool); the CLI runs in its own process and stops the run
+with a timer (:func:`simulate_within`).
 """
 
 from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from app.errors import BadInput
 from simulator.analytic import fan_out_per_run
 from simulator.design import ConsumerGroup, Design, OrchestrationPattern
 from simulator.errors import FieldError
 from simulator.faults.rebalance import WATCHDOG_FRACTION
+from simulator.result import SimulationResult
 from simulator.scenario import Scenario, StepTime
 
 DESIGN_FILE = "design"
@@ -152,3 +160,80 @@ def slow_causes(design: Design, scenario: Scenario) -> list[FieldError]:
                 FieldError(DESIGN_FILE, None, f"consumers.{name}.max_poll_interval_ms", message)
             )
     return causes
+
+
+def bounds_error(exc: ValueError, scenario: Scenario) -> BadInput:
+    """The simulator's own ValueError for its bounds, as bad input about the scenario."""
+    return BadInput(
+        f"Scenario {scenario.name!r} cannot be simulated: {exc}",
+        [FieldError(f"scenario {scenario.name}", None, "", str(exc))],
+    )
+
+
+class WallTimeExceeded(Exception):
+    """Raised inside a simulation by :func:`wall_time_limit`'s timer."""
+
+
+@contextmanager
+def wall_time_limit(seconds: float) -> Iterator[None]:
+    """Raise WallTimeExceeded in the block once it has run ``seconds`` of wall time (a real-time
+    interval timer, SIGALRM). Only the main thread receives signals: elsewhere, and on a
+    platform without ``setitimer``, the block runs unbounded."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def expired(_signum: int, _frame: object) -> None:
+        raise WallTimeExceeded()
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def simulate_within(
+    design: Design,
+    scenario: Scenario,
+    seed: int,
+    *,
+    max_step_events: int,
+    timeout_seconds: float,
+    timeout_flag: str = "--timeout-seconds",
+) -> SimulationResult:
+    """``simulator.simulate`` in this process within the server's budgets (for the CLI): the size
+    checked up front (:func:`check_size`), the wall time bounded by :func:`wall_time_limit`.
+
+    Raises SimulationRefused (too large; over ``timeout_seconds``, naming the design fields that
+    make it slow, else the scenario's duration and ``timeout_flag``) and BadInput for the
+    simulator's own bounds.
+    """
+    from simulator import simulate
+
+    check_size(design, scenario, max_step_events)
+    try:
+        with wall_time_limit(timeout_seconds):
+            return simulate(design, scenario, seed)
+    except ValueError as exc:
+        raise bounds_error(exc, scenario) from exc
+    except WallTimeExceeded as exc:
+        causes = slow_causes(design, scenario) or [
+            FieldError(
+                f"scenario {scenario.name}",
+                None,
+                "duration_seconds",
+                f"{scenario.duration_seconds:,g} s simulated did not finish in "
+                f"{timeout_seconds:g} s; shorten it, or allow more time with {timeout_flag}",
+            )
+        ]
+        named = "; ".join(f"{c.field}: {c.message}" for c in causes)
+        raise SimulationRefused(
+            f"Scenario {scenario.name!r} took longer than the {timeout_seconds:g} s one "
+            f"simulation may use, so it was stopped. {named}.",
+            causes,
+        ) from exc

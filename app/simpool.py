@@ -39,16 +39,16 @@ from dataclasses import dataclass, field
 
 from pebble import ProcessExpired, ProcessFuture, ProcessPool
 
-from app.errors import BadInput, Unavailable
+from app.errors import Unavailable
 from app.settings import Settings
 from app.sim_budget import (
     SimulationRefused,
+    bounds_error,
     check_size,
     expected_step_events,
     slow_causes,
 )
 from simulator.design import Design
-from simulator.errors import FieldError
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
 
@@ -401,7 +401,7 @@ class SimulationPool:
                 if not job.future.done():
                     time.sleep(0.05)
             except ValueError as exc:
-                raise _bounds(exc, scenario) from exc
+                raise bounds_error(exc, scenario) from exc
 
     async def simulate_async(
         self, design: Design, scenario: Scenario, seed: int, client: str = ANONYMOUS
@@ -421,7 +421,7 @@ class SimulationPool:
         try:
             return waiting.result()
         except ValueError as exc:
-            raise _bounds(exc, scenario) from exc
+            raise bounds_error(exc, scenario) from exc
 
     def close(self) -> None:
         """Stop the workers (a running simulation is killed); the pool restarts on next use."""
@@ -430,14 +430,6 @@ class SimulationPool:
         if pool is not None:
             pool.stop()
             pool.join(timeout=10)
-
-
-def _bounds(exc: ValueError, scenario: Scenario) -> BadInput:
-    """The simulator's own ValueError for its bounds, as bad input about the scenario."""
-    return BadInput(
-        f"Scenario {scenario.name!r} cannot be simulated: {exc}",
-        [FieldError(f"scenario {scenario.name}", None, "", str(exc))],
-    )
 
 
 _pool: SimulationPool | None = None
