@@ -4,9 +4,9 @@ Both take a design as a JSON body (``application/json``: the design file's field
 YAML (``application/yaml``) or as an uploaded file (``multipart/form-data``, field ``design``),
 and answer with the same JSON as the CLI for the same design and seed: ``designlab grade
 --format json`` (contract 3) and ``designlab simulate --json`` (a SimulationResult with its cost).
-Grading and simulating wait in worker threads, at most ``share_per_client`` at a time per client
-address (the rest wait without a thread); the simulations themselves run in the app's process
-pool (app/simpool.py) within its bounds and its fair share per client.
+The simulations run in the app's process pool (app/simpool.py) within its bounds and its fair
+share per client (the client's address); a request waits for them on the event loop, holding no
+thread, and grades in a worker thread once they are done (milliseconds).
 
 A grade is 200 only when it is a verdict (status pass or fail). A design refused for its own
 fields (too large to simulate, too slow because of a named field) is 422 with those fields in
@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
@@ -33,26 +32,27 @@ from app.course.content import LoadedCourse
 from app.errors import BadInput, DesignlabError, NotFound, Unavailable
 from app.grading.grader import (
     CourseMaterial,
+    Simulate,
     error_result,
     grade,
     input_problems,
     run_scenario,
 )
 from app.grading.result import GradeResult, InputProblem
+from app.step_runs import scenario_names
 from app.web.deps import get_course
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import MAX_FILE_BYTES, load_model
 from simulator.pricing import Pricing, load_pricing
 from simulator.result import SimulationResult
+from simulator.scenario import Scenario
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_INTERNAL_SECONDS = 30
 """Retry-After of a grade that could not run because of designlab's own error (logged)."""
 
-_limiters: dict[str, anyio.CapacityLimiter] = {}
-T = TypeVar("T")
 
 JSON_TYPES = ("application/json",)
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
@@ -73,18 +73,33 @@ def client_of(request: Request) -> str:
     return simpool.client_key(None, request.client.host if request.client else None)
 
 
-async def in_client_turn(client: str, work: Callable[[], T]) -> T:
-    """Run ``work`` in a worker thread once ``client`` has fewer than its share of the pool's
-    workers (app.simpool.share_per_client) in grades or simulations; until then the request
-    waits without a thread. Idle clients' limiters are forgotten."""
-    share = simpool.share_per_client(simpool.pool().limits.workers)
-    limiter = _limiters.setdefault(client, anyio.CapacityLimiter(share))
-    try:
-        return await anyio.to_thread.run_sync(work, limiter=limiter)
-    finally:
-        stats = limiter.statistics()
-        if stats.borrowed_tokens == 0 and stats.tasks_waiting == 0:
-            _limiters.pop(client, None)
+async def simulations(
+    design: Design, material: CourseMaterial, seed: int | None, client: str
+) -> dict[int, SimulationResult | Exception]:
+    """Every course scenario the steps simulate, run in the pool for ``client`` one after the
+    other, by the scenario's ``id``: its result, or what it raised (an Unavailable included)."""
+    steps = material.loaded.steps
+    out: dict[int, SimulationResult | Exception] = {}
+    for name in scenario_names(material, steps):
+        scenario = material.loaded.scenarios[name]
+        run_seed = scenario.seed if seed is None else seed
+        try:
+            out[id(scenario)] = await simpool.simulate(design, scenario, run_seed, client)
+        except Exception as exc:  # the grader decides: an error check, or no grade
+            out[id(scenario)] = exc
+    return out
+
+
+def served(done: dict[int, SimulationResult | Exception]) -> Simulate:
+    """A ``simulate`` for the grader that hands out ``done``'s results (or raises its errors)."""
+
+    def simulate(_design: Design, scenario: Scenario, _seed: int) -> SimulationResult:
+        outcome = done[id(scenario)]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return simulate
 
 
 _DESIGN_BODY: dict[str, Any] = {
@@ -241,11 +256,10 @@ async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery 
     except BadInput as exc:
         problems = [InputProblem.from_field_error(f) for f in exc.fields]
         return _json(error_result(problems, exc.detail, seed=seed, material=material), 422)
-    client = client_of(request)
-    simulate = partial(simpool.pool().simulate, client=client)
+    done = await simulations(design, material, seed, client_of(request))
     try:
-        result = await in_client_turn(
-            client, lambda: grade(design, material, seed=seed, simulate=simulate)
+        result = await anyio.to_thread.run_sync(
+            lambda: grade(design, material, seed=seed, simulate=served(done))
         )
     except Unavailable as exc:
         log.warning("grade answered 503: %s", exc.detail)
@@ -305,11 +319,8 @@ async def simulate_design(
     except InputFileError as exc:
         raise BadInput("The design is not valid.", exc.errors) from exc
     run_seed = chosen.seed if seed is None else seed
-    client = client_of(request)
-    simulate = partial(simpool.pool().simulate, client=client)
-    result = await in_client_turn(
-        client, lambda: run_scenario(design, chosen, run_seed, material, simulate)
-    )
+    simulated = await simpool.simulate(design, chosen, run_seed, client_of(request))
+    result = run_scenario(design, chosen, run_seed, material, lambda *_: simulated)
     return Response(result.model_dump_json(), media_type="application/json")
 
 

@@ -186,11 +186,11 @@ def test_case_4_a_dead_worker_is_503_with_retry_after_and_no_grade(simulated_api
     a message saying to try again."""
     from app.errors import Unavailable
 
-    def died(self, design, scenario, seed, client="address:unknown"):
+    async def died(design, scenario, seed, client="address:unknown"):
         raise Unavailable("The worker process stopped. Nothing was counted; try again in 2 s.",
                           retry_after_seconds=2)  # fmt: skip
 
-    monkeypatch.setattr("app.simpool.SimulationPool.simulate", died)
+    monkeypatch.setattr("app.simpool.simulate", died)
     response = _post_reference(simulated_api)
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "2"
@@ -203,10 +203,10 @@ def test_case_4_a_dead_worker_is_503_with_retry_after_and_no_grade(simulated_api
 def test_case_5_an_internal_failure_is_503_with_retry_after_never_200_error(
     simulated_api, monkeypatch
 ):
-    def broken(self, design, scenario, seed, client="address:unknown"):
+    async def broken(design, scenario, seed, client="address:unknown"):
         raise RuntimeError("a bug in the simulator")
 
-    monkeypatch.setattr("app.simpool.SimulationPool.simulate", broken)
+    monkeypatch.setattr("app.simpool.simulate", broken)
     response = _post_reference(simulated_api)
     assert response.status_code == 503
     assert int(response.headers["Retry-After"]) >= 1
