@@ -19,6 +19,7 @@ with a timer (:func:`simulate_within`).
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 from collections.abc import Iterator
@@ -71,11 +72,13 @@ def groups(design: Design) -> dict[str, ConsumerGroup]:
 
 def expected_watchdog_looks(design: Design, scenario: Scenario) -> dict[str, float]:
     """Looks of each consumer group's slow-batch watchdog over the scenario, by group name:
-    ``duration_seconds / (WATCHDOG_FRACTION x max_poll_interval_ms / 1000)``."""
-    return {
-        name: scenario.duration_seconds / (WATCHDOG_FRACTION * group.max_poll_interval_ms / 1000)
-        for name, group in groups(design).items()
-    }
+    ``duration_seconds / (WATCHDOG_FRACTION x max_poll_interval_ms / 1000)``; infinite for an
+    interval so small that the period rounds to zero (5e-324 ms)."""
+    looks = {}
+    for name, group in groups(design).items():
+        period_s = WATCHDOG_FRACTION * group.max_poll_interval_ms / 1000
+        looks[name] = scenario.duration_seconds / period_s if period_s > 0 else math.inf
+    return looks
 
 
 def _step_time(scenario: Scenario, group: str) -> StepTime:

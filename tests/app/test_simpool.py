@@ -256,3 +256,11 @@ def test_case_4_a_worker_killed_mid_run_is_unavailable_and_the_pool_recovers():
         assert pool.simulate(REFERENCE, short, 1).metrics.arrivals > 0
     finally:
         pool.close()
+
+
+def test_case_11_a_vanishing_poll_interval_is_refused_up_front_not_a_crash():
+    """5e-324 ms: the watchdog's period rounds to zero; refused naming the field, no division
+    by zero."""
+    with pytest.raises(SimulationRefused) as refused:
+        check_size(with_agent_poll_interval(REFERENCE, 5e-324), PEAK, 2_000_000)
+    assert [f.field for f in refused.value.fields] == ["consumers.agent.max_poll_interval_ms"]
