@@ -131,6 +131,8 @@ class Job:
     future: Future[SimulationResult] = field(default_factory=Future)
     started_at: float | None = None
     running: ProcessFuture | None = None
+    queue: FairQueue | None = None
+    """The queue that started it (a pool's queue is replaced when the pool closes)."""
 
 
 class FairQueue:
@@ -259,6 +261,7 @@ class SimulationPool:
                     self._fail(job, self._busy(job))
                     continue
                 job.started_at = time.monotonic()
+                job.queue = self._queue
                 try:
                     job.running = self._get().schedule(
                         _simulate_in_worker,
@@ -274,7 +277,10 @@ class SimulationPool:
     def _ran(self, job: Job, running: ProcessFuture) -> None:
         """pebble finished ``job`` (in pebble's thread): hand over its outcome, start the next."""
         with self._lock:
-            self._queue.finished(job)
+            (job.queue or self._queue).finished(job)
+        if job.future.cancelled():  # its asker gave up: nothing to hand over
+            self._dispatch()
+            return
         try:
             result = running.result()
         except (CancelledError, FutureTimeout, ProcessExpired, BrokenProcessPool) as exc:
@@ -424,9 +430,21 @@ class SimulationPool:
             raise bounds_error(exc, scenario) from exc
 
     def close(self) -> None:
-        """Stop the workers (a running simulation is killed); the pool restarts on next use."""
+        """Stop the workers (a running simulation is killed, a waiting one is Unavailable); the
+        pool restarts on next use, with an empty queue."""
         with self._lock:
             pool, self._pool = self._pool, None
+            waiting = list(self._queue.waiting)
+            self._queue = FairQueue(self.limits.workers, share_per_client(self.limits.workers))
+        for job in waiting:
+            self._fail(
+                job,
+                Unavailable(
+                    "The simulator is restarting, so the simulation could not run. Nothing was "
+                    f"counted; try again in {RETRY_AFTER_WORKER_DIED_SECONDS} s.",
+                    retry_after_seconds=RETRY_AFTER_WORKER_DIED_SECONDS,
+                ),
+            )
         if pool is not None:
             pool.stop()
             pool.join(timeout=10)

@@ -264,3 +264,18 @@ def test_case_11_a_vanishing_poll_interval_is_refused_up_front_not_a_crash():
     with pytest.raises(SimulationRefused) as refused:
         check_size(with_agent_poll_interval(REFERENCE, 5e-324), PEAK, 2_000_000)
     assert [f.field for f in refused.value.fields] == ["consumers.agent.max_poll_interval_ms"]
+
+
+def test_closing_the_pool_fails_waiting_runs_and_it_restarts_on_next_use():
+    pool = SimulationPool(PoolLimits(workers=1, timeout_seconds=60, max_step_events=50_000_000))
+    long = PEAK.model_copy(update={"duration_seconds": 12 * 3600.0})
+    short = PEAK.model_copy(update={"duration_seconds": 60.0})
+    try:
+        pool.submit(REFERENCE, long, 1, "address:10.0.0.66")
+        waiting = pool.submit(REFERENCE, short, 1, "address:10.0.0.7")
+        pool.close()
+        with pytest.raises(Unavailable):
+            waiting.future.result(timeout=5)
+        assert pool.simulate(REFERENCE, short, 1).metrics.arrivals > 0
+    finally:
+        pool.close()
