@@ -279,3 +279,22 @@ def test_closing_the_pool_fails_waiting_runs_and_it_restarts_on_next_use():
         assert pool.simulate(REFERENCE, short, 1).metrics.arrivals > 0
     finally:
         pool.close()
+
+
+def test_case_11_in_the_pool_a_learners_run_starts_before_eight_hostile_ones_queued_earlier():
+    """One worker busy with a hostile run, seven more hostile runs queued, then a learner's: the
+    learner's starts next. Asserts the order the pool started them in, not how long they took."""
+    pool = SimulationPool(PoolLimits(workers=1, timeout_seconds=120, max_step_events=50_000_000))
+    hog = PEAK.model_copy(update={"duration_seconds": 1800.0})
+    short = PEAK.model_copy(update={"duration_seconds": 60.0})
+    try:
+        hostile = [pool.submit(REFERENCE, hog, 1, "address:10.0.0.66")]
+        hostile += [pool.submit(REFERENCE, short, n, "address:10.0.0.66") for n in range(2, 9)]
+        learner = pool.submit(REFERENCE, short, 1, "account:7")
+        assert learner.future.result(timeout=110).metrics.arrivals > 0
+        for queued in hostile:
+            queued.future.result(timeout=110)
+        started = sorted([*hostile, learner], key=lambda j: j.started_at or float("inf"))
+        assert started[:2] == [hostile[0], learner]
+    finally:
+        pool.close()
