@@ -36,6 +36,28 @@ p95 in ms (runs and reports: seconds), no errors in any run:
 Pages stay fast because simulations run in the pool's processes; this load asks for about three
 times what one worker simulates (each run and report card simulates the learner's new design),
 so runs queue. deploy/README.md says how to size for a class.
+
+``--hostile N`` measures something else (issue 16, case 11): one anonymous API client keeps N
+``POST /api/v1/simulate?scenario=replay`` requests in flight, each with the reference design but
+the agent group's ``max_poll_interval_ms`` set to ``--hostile-poll-ms`` (default 1), while one
+signed-up learner runs an ordinary step (``--hostile-step``, each round with a changed decision,
+so it is simulated, not cached) ``--hostile-rounds`` times; it prints the learner's run times
+(target: each within 2 s; one warm-up run first starts the pool's workers, reported apart) and
+what the hostile requests got. The started server's simulation
+rate limit is lifted (RATE_LIMIT_SIMULATE), so the pool's own bounds are what is measured, and
+``--sim-workers`` sets SIM_WORKERS. Measured on the 2-core development machine (shared), 8
+hostile requests in flight, the ``event-log`` step (broker-loss and replay simulated):
+
+    hostile poll   SIM_WORKERS   learner's runs (s)               hostile answers
+    1 ms           1 (default)   1.12 0.04 0.05 0.10 0.82   met   422 at once (~700), named field
+    1000 ms        2             1.64 0.08 0.06 0.08 1.79   met   one running, the rest queued
+    1000 ms        1 (default)   28.6 0.12 0.11         NOT met   1 x 200, 1 x 422, 6 x 503
+
+With ``max_poll_interval_ms: 1`` the size budget refuses the design before any work (about 1.9
+billion watchdog looks), so the learner never waits. A hostile design under the budget but slow
+(1000 ms: 1.9 million looks, about 23 s) holds one worker at a time: with two workers the
+learner gets the other at once; with one, the learner's run goes next but waits for the
+running one to end (the simulator-side bound on control events is what would cut it short).
 """
 
 from __future__ import annotations
@@ -54,6 +76,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
@@ -62,6 +85,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[0] = str(ROOT)  # benchmarks/simulator.py must not shadow the simulator package
 
 PAGE_P95_TARGET_MS = 300.0
+HOSTILE_RUN_TARGET_S = 2.0
+"""An ordinary run's wall time while hostile runs are in flight (issue 16, case 11)."""
 REPORT_CHANCE = 0.1
 """After each step, the chance a learner opens the report card (it grades every step)."""
 OK = {200, 303}
@@ -224,7 +249,9 @@ def free_port() -> int:
         return port
 
 
-def start_server(database_url: str | None, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    database_url: str | None, log_path: Path, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     """uvicorn on a free loopback port; returns the process and its URL once /healthz is 200."""
     port = free_port()
     env = {
@@ -234,6 +261,7 @@ def start_server(database_url: str | None, log_path: Path) -> tuple[subprocess.P
         "DATABASE_URL": database_url or f"sqlite:///{tempfile.mkdtemp()}/load.sqlite3",
         "STEPS_DIR": str(ROOT / "steps"),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
+        **(extra_env or {}),
     }
     command = [
         sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
@@ -271,6 +299,136 @@ async def load(url: str, learners: int, seconds: float, think: tuple[float, floa
     return figures, time.perf_counter() - started
 
 
+def hostile_design(poll_ms: float) -> str:
+    """The reference design with the agent group's max_poll_interval_ms set to ``poll_ms``."""
+    import yaml
+
+    design = yaml.safe_load((ROOT / "steps" / "designs" / "reference.yaml").read_text())
+    design.setdefault("consumers", {}).setdefault("agent", {})["max_poll_interval_ms"] = poll_ms
+    design["name"] = f"hostile poll {poll_ms:g} ms"
+    return yaml.safe_dump(design, sort_keys=False)
+
+
+async def sign_up(client: httpx.AsyncClient) -> None:
+    """Create an account for the learner (so the pool tells it from the hostile address)."""
+    page = await client.get("/signup")
+    token = BeautifulSoup(page.text, "html.parser").select_one("input[name='csrf_token']")
+    assert token is not None, "the sign-up page has no CSRF token"
+    email = f"learner-{os.urandom(4).hex()}@example.com"
+    form = {"csrf_token": str(token["value"]), "email": email, "password": "hostile-bench-pw-1"}
+    answer = await client.post("/signup", data=form)
+    if answer.status_code != 303:
+        raise SystemExit(f"sign-up answered {answer.status_code}")
+
+
+async def hostile(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The --hostile measurement (see the module docstring); returns its figures."""
+    body = hostile_design(args.hostile_poll_ms)
+    outcomes: dict[str, int] = defaultdict(int)
+    hostile_seconds: list[float] = []
+    stop = asyncio.Event()
+
+    async def attacker(client: httpx.AsyncClient) -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            try:
+                answer = await client.post(
+                    "/api/v1/simulate?scenario=replay",
+                    content=body,
+                    headers={"content-type": "application/yaml"},
+                )
+                outcomes[str(answer.status_code)] += 1
+            except httpx.HTTPError as exc:
+                outcomes[type(exc).__name__] += 1
+            hostile_seconds.append(time.perf_counter() - started)
+
+    runs: list[float] = []
+    statuses: list[int] = []
+    save_statuses: list[int] = []
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=300) as api,
+        httpx.AsyncClient(base_url=url, timeout=300, follow_redirects=False) as browser,
+    ):
+        await sign_up(browser)
+        rng = random.Random(args.seed)
+        slug = args.hostile_step
+
+        tried: set[tuple[tuple[str, str], ...]] = set()
+
+        async def ordinary_run() -> None:
+            page = await browser.get(f"/steps/{slug}")
+            values, numbers = decision_form(page.text)
+            tried.add(tuple(sorted(values.items())))
+            for _ in range(100):  # a design not run before, so the run is simulated
+                moved = changed(values, numbers, rng)
+                if tuple(sorted(moved.items())) not in tried:
+                    break
+            tried.add(tuple(sorted(moved.items())))
+            saved = await browser.post(f"/steps/{slug}", data=moved, headers={"HX-Request": "true"})
+            save_statuses.append(saved.status_code)
+            values, _ = decision_form((await browser.get(f"/steps/{slug}")).text)
+            started = time.perf_counter()
+            ran = await browser.post(
+                f"/steps/{slug}/run", data=values, headers={"HX-Request": "true"}
+            )
+            runs.append(time.perf_counter() - started)
+            statuses.append(ran.status_code)
+
+        await ordinary_run()  # warm-up: starts the pool's worker processes; not counted
+        warm_up = runs.pop()
+        statuses.pop()
+        attackers = [asyncio.create_task(attacker(api)) for _ in range(args.hostile)]
+        await asyncio.sleep(2.0)  # the hostile requests are in flight (queued or running)
+        for _ in range(args.hostile_rounds):
+            await ordinary_run()
+        stop.set()
+        for task in attackers:
+            task.cancel()
+        await asyncio.gather(*attackers, return_exceptions=True)
+    return {
+        "hostile_in_flight": args.hostile,
+        "hostile_poll_ms": args.hostile_poll_ms,
+        "learner_step": args.hostile_step,
+        "learner_warm_up_run_s": round(warm_up, 2),
+        "learner_run_s": [round(r, 2) for r in runs],
+        "learner_run_status": statuses,
+        "learner_save_status": save_statuses[1:],
+        "learner_run_max_s": round(max(runs), 2),
+        "hostile_answers": dict(outcomes),
+        "hostile_p50_s": round(statistics.median(hostile_seconds), 2) if hostile_seconds else None,
+    }
+
+
+def main_hostile(args: argparse.Namespace) -> int:
+    """``--hostile N``: start a server (unless --url), measure, print, judge."""
+    process = None
+    log_path = Path(os.environ.get("LOAD_SERVER_LOG") or Path(tempfile.mkdtemp()) / "server.log")
+    url = args.url
+    if url is None:
+        extra = {"RATE_LIMIT_SIMULATE": "100000/minute"}
+        if args.sim_workers:
+            extra["SIM_WORKERS"] = str(args.sim_workers)
+        process, url = start_server(args.database_url, log_path, extra)
+    try:
+        figures = asyncio.run(hostile(url, args))
+    finally:
+        if process is not None:
+            process.terminate()  # in-flight hostile runs end within SIM_TIMEOUT_SECONDS
+            try:
+                process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
+    print(json.dumps(figures))
+    worst = max(figures["learner_run_s"])
+    ok = worst <= HOSTILE_RUN_TARGET_S and set(figures["learner_run_status"]) == {200}
+    print(
+        f"learner's run with {args.hostile} hostile requests in flight: max {worst:.2f} s "
+        f"(target <= {HOSTILE_RUN_TARGET_S:g} s): " + ("met" if ok else "NOT met")
+    )
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, default=50)
@@ -280,9 +438,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--url", help="an already running instance on 127.0.0.1")
     parser.add_argument("--database-url", help="for the started server (default: new SQLite)")
+    parser.add_argument("--hostile", type=int, default=0, help="hostile requests in flight")
+    parser.add_argument("--hostile-poll-ms", type=float, default=1.0)
+    parser.add_argument("--hostile-rounds", type=int, default=5)
+    parser.add_argument("--hostile-step", default="event-log")
+    parser.add_argument("--sim-workers", type=int, default=0, help="SIM_WORKERS (0: default)")
     args = parser.parse_args()
     if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
         raise SystemExit("--url must be on 127.0.0.1: this benchmark only loads loopback")
+    if args.hostile:
+        return main_hostile(args)
 
     process = None
     log_path = Path(os.environ.get("LOAD_SERVER_LOG") or Path(tempfile.mkdtemp()) / "server.log")
