@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import anyio
 from sqlalchemy.orm import Session
 
-from app import simpool
+from app import metrics, simpool
 from app.course.content import LoadedStep
 from app.grading.grader import CourseMaterial, grade
 from app.grading.result import GradeResult
@@ -89,6 +89,7 @@ async def ensure_runs(
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     session.commit()
+    metrics.count_cache_lookups(hits=len(found), misses=len(keys) - len(found))
     runs = Runs({name: found[key] for name, key in keys.items() if key in found})
     fresh: dict[CacheKey, SimulationResult] = {}
     for name, key in keys.items():
