@@ -64,13 +64,24 @@ def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[st
 
 
 def cached_runs(
-    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+    session: Session,
+    design: Design,
+    material: CourseMaterial,
+    steps: Sequence[LoadedStep],
+    *,
+    counted: bool = False,
 ) -> Runs | None:
-    """The cached simulations ``steps`` need for ``design``, or None if any is not cached."""
+    """The cached simulations ``steps`` need for ``design``, or None if any is not cached.
+
+    ``counted``: a run that will simulate what is missing (then :func:`ensure_runs` counts the
+    lookups) counts its hits here when everything was cached (/metrics' cache hit rate).
+    """
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     if len(found) < len(keys):
         return None
+    if counted:
+        metrics.count_cache_lookups(hits=len(found), misses=0)
     return Runs({name: found[key] for name, key in keys.items()})
 
 
