@@ -40,9 +40,9 @@ def make_cluster(postgres_databases, redis_server: RedisServer, tmp_path: Path):
     """Builds and starts a Cluster (2 web, 2 workers) on a new database; stops it afterwards."""
     made: list[tuple[Cluster, str]] = []
 
-    def build(**env: str) -> Cluster:
+    def build(webs: int = 2, workers: int = 2, **env: str) -> Cluster:
         url = postgres_databases.create()
-        cluster = Cluster(tmp_path, url, redis_server.url, env=env)
+        cluster = Cluster(tmp_path, url, redis_server.url, webs=webs, workers=workers, env=env)
         made.append((cluster, url))
         try:
             return cluster.start()
@@ -139,6 +139,14 @@ def test_the_rate_limit_holds_across_both_instances(make_cluster):
     refused = simulate(a.url, seed=1)
     assert refused.status_code == 429
     assert int(refused.headers["Retry-After"]) >= 1
+
+
+def test_the_wall_time_budget_holds_in_the_worker(make_cluster):
+    cluster = make_cluster(webs=1, workers=1, SIM_TIMEOUT_SECONDS="2")
+    response = simulate(cluster.webs[0].url, seed=3)  # held at the closed gate past 2 s
+    assert response.status_code == 422, response.text
+    assert "took longer than the 2 s one simulation may use" in response.json()["error"]["detail"]
+    assert stored_results(cluster.env["DATABASE_URL"]) == 0
 
 
 def test_a_broker_restart_loses_no_accepted_job_and_leaves_none_running(
