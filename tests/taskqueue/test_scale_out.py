@@ -141,6 +141,28 @@ def test_the_rate_limit_holds_across_both_instances(make_cluster):
     assert int(refused.headers["Retry-After"]) >= 1
 
 
+def test_a_web_instance_serves_pages_while_its_run_waits_for_a_worker(make_cluster):
+    cluster = make_cluster(webs=1, workers=1)
+    web = cluster.webs[0]
+    with httpx.Client(timeout=240) as browser, ThreadPoolExecutor(1) as pool:
+        form = form_fields(browser.get(f"{web.url}/steps/{STEP}").text)
+        run = pool.submit(
+            browser.post, f"{web.url}/steps/{STEP}/run", data=form, headers={"HX-Request": "true"}
+        )
+        wait_for(cluster.gate.started, "the run's job to be held on the worker")
+        # The run's request awaits its job on this instance's event loop: pages still answer.
+        with httpx.Client(timeout=60) as other:
+            assert other.get(f"{web.url}/steps/{STEP}").status_code == 200
+            wait_for(  # the reading is at most 2 s old
+                lambda: other.get(f"{web.url}/healthz").json()["task_queue"]["jobs_running"] == 1,
+                "the worker to report the held job as running",
+            )
+        assert cluster.metric("designlab_simulation_jobs_waiting") == 1
+        assert not run.done()
+        cluster.gate.open()
+        assert run.result(timeout=240).status_code == 200, cluster.logs()
+
+
 def test_the_wall_time_budget_holds_in_the_worker(make_cluster):
     cluster = make_cluster(webs=1, workers=1, SIM_TIMEOUT_SECONDS="2")
     response = simulate(cluster.webs[0].url, seed=3)  # held at the closed gate past 2 s
