@@ -7,8 +7,8 @@
 # start: installs Debian's redis-server package when no server is installed, starts one in a new
 # temporary folder (its data, append-only file and log there), listening on loopback only on a free
 # port, with a password, and prints the export lines. Everything but those lines goes to stderr, so
-# the output can be eval'ed. The tests restart it with the same folder and port
-# (tests/taskqueue/redis_server.py reads redis.conf there).
+# the output can be eval'ed. Its REDIS_URL_TEST turns the task-queue tests on; each of them runs
+# a redis-server of its own (tests/taskqueue/redis_server.py), so it may restart its broker.
 set -euo pipefail
 
 log() { echo "ci-redis: $*" >&2; }
