@@ -25,11 +25,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from simulator.analytic import fan_out_per_run
-
 from app.errors import BadInput
 from simulator.design import ConsumerGroup, Design, OrchestrationPattern
 from simulator.errors import FieldError
+from simulator.fan_out import fan_out_per_run
 from simulator.faults.rebalance import WATCHDOG_FRACTION
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario, StepTime
@@ -54,7 +53,7 @@ def expected_step_events(design: Design, scenario: Scenario) -> float:
     """Step events ``scenario`` offers ``design`` over its whole duration (retries not counted).
 
     Runs mode: ``runs_per_second x duration_seconds x (model calls + tool calls + state writes)``
-    per run after the design's orchestration (``simulator.analytic.fan_out_per_run``); step events
+    per run after the design's orchestration (``simulator.fan_out.fan_out_per_run``); step events
     mode: ``step_events_per_second x duration_seconds``.
     """
     load = scenario.load

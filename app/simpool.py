@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -453,12 +454,15 @@ class SimulationPool:
 _pool: SimulationPool | None = None
 
 
-def configure(limits: PoolLimits) -> SimulationPool:
-    """Set this process's pool (replacing and stopping an earlier one) and return it."""
+def configure(
+    limits: PoolLimits, backend: Callable[[PoolLimits], SimulationPool] = SimulationPool
+) -> SimulationPool:
+    """Set this process's pool (replacing and stopping an earlier one) and return it; ``backend``
+    builds it (app/sim_backend.py: this pool, or the task queue's client when REDIS_URL is set)."""
     global _pool
     if _pool is not None:
         _pool.close()
-    _pool = SimulationPool(limits)
+    _pool = backend(limits)
     return _pool
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import anyio
 from sqlalchemy.orm import Session
 
-from app import simpool
+from app import metrics, simpool
 from app.course.content import LoadedStep
 from app.errors import BadInput, Unavailable
 from app.grading.grader import CourseMaterial, grade
@@ -102,13 +102,24 @@ def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[st
 
 
 def cached_runs(
-    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+    session: Session,
+    design: Design,
+    material: CourseMaterial,
+    steps: Sequence[LoadedStep],
+    *,
+    counted: bool = False,
 ) -> Runs | None:
-    """The cached simulations ``steps`` need for ``design``, or None if any is not cached."""
+    """The cached simulations ``steps`` need for ``design``, or None if any is not cached.
+
+    ``counted``: a run that will simulate what is missing (then :func:`ensure_runs` counts the
+    lookups) counts its hits here when everything was cached (/metrics' cache hit rate).
+    """
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     if len(found) < len(keys):
         return None
+    if counted:
+        metrics.count_cache_lookups(hits=len(found), misses=0)
     return Runs({name: found[key] for name, key in keys.items()})
 
 
@@ -131,6 +142,7 @@ async def ensure_runs(
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     session.commit()
+    metrics.count_cache_lookups(hits=len(found), misses=len(keys) - len(found))
     runs = Runs({name: found[key] for name, key in keys.items() if key in found})
     fresh: dict[CacheKey, SimulationResult] = {}
     for name, key in keys.items():

@@ -3,6 +3,13 @@ simulations; prints p50/p95/max per kind of request and the errors. Target (issu
 <= 300 ms with no errors.
 
     .venv/bin/python benchmarks/load.py [--learners 50] [--seconds 60] [--url URL]
+    .venv/bin/python benchmarks/load.py --learners 200 --workers 2
+
+With ``--workers M`` it runs two sittings one after the other, each on a new database: the
+embedded pool (one web instance), then the task queue (one web instance with REDIS_URL and M
+``designlab worker`` processes of one simulation process each), starting a Redis server of its
+own (Debian's redis-server, 127.0.0.1 only, a temporary folder, stopped at the end); then it
+prints run and report-card p50/p95 and throughput of both side by side.
 
 Without ``--url`` it starts ``uvicorn app.main:create_app --factory`` on a free port of
 127.0.0.1 (``ENV=test``: production behaviour but for Secure cookies, which plain HTTP drops; a
@@ -67,6 +74,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -82,11 +90,11 @@ import httpx
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
+HOSTILE_RUN_TARGET_S = 2.0
+"""An ordinary run's wall time while hostile runs are in flight (issue 16, case 11)."""
 sys.path[0] = str(ROOT)  # benchmarks/simulator.py must not shadow the simulator package
 
 PAGE_P95_TARGET_MS = 300.0
-HOSTILE_RUN_TARGET_S = 2.0
-"""An ordinary run's wall time while hostile runs are in flight (issue 16, case 11)."""
 REPORT_CHANCE = 0.1
 """After each step, the chance a learner opens the report card (it grades every step)."""
 OK = {200, 303}
@@ -249,20 +257,22 @@ def free_port() -> int:
         return port
 
 
-def start_server(
-    database_url: str | None, log_path: Path, extra_env: dict[str, str] | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """uvicorn on a free loopback port; returns the process and its URL once /healthz is 200."""
-    port = free_port()
-    env = {
+def server_env(database_url: str | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the started server (and workers): a new SQLite file by default."""
+    return {
         **os.environ,
         "ENV": "test",  # production but for Secure cookies, which plain-HTTP loopback drops
         "SECRET_KEY": "load-benchmark-" + os.urandom(16).hex(),
         "DATABASE_URL": database_url or f"sqlite:///{tempfile.mkdtemp()}/load.sqlite3",
         "STEPS_DIR": str(ROOT / "steps"),
         "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-        **(extra_env or {}),
+        **(extra or {}),
     }
+
+
+def start_server(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """uvicorn on a free loopback port; returns the process and its URL once /healthz is 200."""
+    port = free_port()
     command = [
         sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
         "--host", "127.0.0.1", "--port", str(port), "--no-access-log",
@@ -283,6 +293,65 @@ def start_server(
     raise SystemExit(f"the server did not start: see {log_path}")
 
 
+class TaskQueue:
+    """A Redis server on 127.0.0.1 (temporary folder, random password) and ``workers``
+    ``designlab worker`` processes of one simulation process each, all stopped by :meth:`stop`."""
+
+    def __init__(self, workers: int, log_dir: Path):
+        self.folder = Path(tempfile.mkdtemp(prefix="designlab-load-redis-"))
+        self.log_dir = log_dir
+        self.workers = workers
+        port = free_port()
+        password = os.urandom(12).hex()
+        self.url = f"redis://:{password}@127.0.0.1:{port}/0"
+        (self.folder / "redis.conf").write_text(
+            f"bind 127.0.0.1\nport {port}\nrequirepass {password}\ndir {self.folder}\n"
+            "appendonly yes\nappendfsync everysec\nsave ''\n"
+        )
+        self.redis: subprocess.Popen[bytes] | None = None
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self, env: dict[str, str]) -> None:
+        """Start Redis, then the workers with ``env`` (which must hold this REDIS_URL)."""
+        server = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(server).exists():
+            raise SystemExit("--workers needs redis-server (apt-get install redis-server)")
+        log = (self.log_dir / "redis.log").open("wb")
+        self.redis = subprocess.Popen(
+            [server, str(self.folder / "redis.conf")], stdout=log, stderr=log
+        )
+        designlab = str(Path(sys.executable).with_name("designlab"))
+        for i in range(self.workers):
+            log = (self.log_dir / f"worker-{i + 1}.log").open("wb")
+            command = [designlab, "worker", "--concurrency", "1", "--name", f"load-w{i + 1}"]
+            self.processes.append(
+                subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+            )
+
+    def wait_ready(self, url: str) -> None:
+        """Wait until the web instance at ``url`` counts every worker (at most 120 s)."""
+        for _ in range(1200):
+            body = httpx.get(f"{url}/healthz", timeout=5).json()
+            if body.get("task_queue", {}).get("workers") == self.workers:
+                return
+            time.sleep(0.1)
+        raise SystemExit(f"the workers did not start: see {self.log_dir}")
+
+    def stop(self) -> None:
+        """Stop the workers (warm shutdown), then Redis; delete Redis's folder."""
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if self.redis is not None:
+            self.redis.terminate()
+            self.redis.wait(timeout=30)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def course_slugs() -> list[str]:
     from app.course.loader import load_course
 
@@ -297,6 +366,71 @@ async def load(url: str, learners: int, seconds: float, think: tuple[float, floa
     crowd = [Learner(i, url, slugs, figures, seed) for i in range(learners)]
     await asyncio.gather(*(learner.run(deadline, think) for learner in crowd))
     return figures, time.perf_counter() - started
+
+
+def sitting(args: argparse.Namespace, log_dir: Path, workers: int) -> tuple[Figures, float]:
+    """One sitting on a new server (and, with ``workers``, a new task queue): the load, then
+    everything stopped; returns the figures and the wall time."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    queue = TaskQueue(workers, log_dir) if workers else None
+    env = server_env(args.database_url, {"REDIS_URL": queue.url} if queue else None)
+    process = None
+    try:
+        if queue is not None:
+            queue.start(env)
+        process, url = start_server(env, log_dir / "server.log")
+        if queue is not None:
+            queue.wait_ready(url)
+        return asyncio.run(
+            load(url, args.learners, args.seconds, (args.think_min, args.think_max), args.seed)
+        )
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+        if queue is not None:
+            queue.stop()
+
+
+def report(label: str, learners: int, figures: Figures, wall: float) -> tuple[bool, int]:
+    """Print one sitting's table; returns (page target met, errors)."""
+    summary = figures.summary()
+    total = sum(int(k["requests"]) for k in summary.values())
+    errors = sum(int(k["errors"]) for k in summary.values())
+    print(f"{label}: {learners} learners, {wall:.0f} s, {total} requests ({total / wall:.1f}/s)")
+    print(
+        f"{'kind':<8}{'requests':>10}{'errors':>8}{'422':>6}{'p50 ms':>10}{'p95 ms':>10}"
+        f"{'max ms':>10}{'per s':>8}"
+    )
+    for kind, row in summary.items():
+        print(
+            f"{kind:<8}{row['requests']:>10}{row['errors']:>8}{row['refused_422']:>6}"
+            f"{row['p50_ms']:>10}{row['p95_ms']:>10}{row['max_ms']:>10}"
+            f"{int(row['requests']) / wall:>8.2f}"
+        )
+    page_p95 = float(summary.get("page", {}).get("p95_ms", 0.0))
+    print(json.dumps({"set_up": label, "learners": learners, "seconds": round(wall, 1),
+                      "kinds": summary}))  # fmt: skip
+    met = page_p95 <= PAGE_P95_TARGET_MS and errors == 0
+    print(
+        f"page p95 {page_p95:.0f} ms (target <= {PAGE_P95_TARGET_MS:.0f}), errors {errors}: "
+        + ("met" if met else "NOT met")
+    )
+    return met, errors
+
+
+def compare(rows: list[tuple[str, Figures, float]]) -> None:
+    """Runs and report cards of every sitting side by side: p50, p95 (s) and completed per s."""
+    print(f"{'set-up':<24}{'run p50':>9}{'run p95':>9}{'runs/s':>8}"
+          f"{'report p50':>12}{'report p95':>12}{'reports/s':>11}")  # fmt: skip
+    for label, figures, wall in rows:
+        cells = []
+        for kind in ("run", "report"):
+            values = sorted(figures.latencies.get(kind) or [0.0])
+            cells += [statistics.median(values) / 1000, percentile(values, 95) / 1000]
+            cells.append(len(figures.latencies.get(kind) or []) / wall)
+        print(f"{label:<24}{cells[0]:>8.2f}s{cells[1]:>8.2f}s{cells[2]:>8.2f}"
+              f"{cells[3]:>11.2f}s{cells[4]:>11.2f}s{cells[5]:>11.2f}")  # fmt: skip
 
 
 def hostile_design(poll_ms: float) -> str:
@@ -408,7 +542,7 @@ def main_hostile(args: argparse.Namespace) -> int:
         extra = {"RATE_LIMIT_SIMULATE": "100000/minute"}
         if args.sim_workers:
             extra["SIM_WORKERS"] = str(args.sim_workers)
-        process, url = start_server(args.database_url, log_path, extra)
+        process, url = start_server(server_env(args.database_url, extra), log_path)
     try:
         figures = asyncio.run(hostile(url, args))
     finally:
@@ -438,54 +572,48 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--url", help="an already running instance on 127.0.0.1")
     parser.add_argument("--database-url", help="for the started server (default: new SQLite)")
+    parser.add_argument(
+        "--workers", type=int, default=0,
+        help="also run a sitting on the task queue with this many workers (Redis started here)",
+    )  # fmt: skip
     parser.add_argument("--hostile", type=int, default=0, help="hostile requests in flight")
     parser.add_argument("--hostile-poll-ms", type=float, default=1.0)
     parser.add_argument("--hostile-rounds", type=int, default=5)
     parser.add_argument("--hostile-step", default="event-log")
     parser.add_argument("--sim-workers", type=int, default=0, help="SIM_WORKERS (0: default)")
     args = parser.parse_args()
-    if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
-        raise SystemExit("--url must be on 127.0.0.1: this benchmark only loads loopback")
     if args.hostile:
         return main_hostile(args)
+    if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
+        raise SystemExit("--url must be on 127.0.0.1: this benchmark only loads loopback")
+    if args.url and args.workers:
+        raise SystemExit("--workers starts its own servers; leave out --url")
+    if args.workers and args.database_url:
+        raise SystemExit("--workers needs a new database per sitting; leave out --database-url")
 
-    process = None
-    log_path = Path(os.environ.get("LOAD_SERVER_LOG") or Path(tempfile.mkdtemp()) / "server.log")
-    url = args.url
-    if url is None:
-        process, url = start_server(args.database_url, log_path)
-    try:
+    log_dir = Path(os.environ.get("LOAD_SERVER_LOG_DIR") or tempfile.mkdtemp())
+    rows: list[tuple[str, Figures, float]] = []
+    if args.url:
         figures, wall = asyncio.run(
-            load(url, args.learners, args.seconds, (args.think_min, args.think_max), args.seed)
-        )
-    finally:
-        if process is not None:
-            process.terminate()
-            process.wait(timeout=30)
+            load(args.url, args.learners, args.seconds, (args.think_min, args.think_max),
+                 args.seed)
+        )  # fmt: skip
+        rows.append((args.url, figures, wall))
+    else:
+        rows.append(("embedded pool", *sitting(args, log_dir / "embedded", 0)))
+        if args.workers:
+            label = f"1 web + {args.workers} workers"
+            rows.append((label, *sitting(args, log_dir / "queue", args.workers)))
 
-    summary = figures.summary()
-    total = sum(int(k["requests"]) for k in summary.values())
-    errors = sum(int(k["errors"]) for k in summary.values())
-    print(f"{args.learners} learners, {wall:.0f} s, {total} requests ({total / wall:.1f}/s)")
-    print(
-        f"{'kind':<8}{'requests':>10}{'errors':>8}{'422':>6}{'p50 ms':>10}{'p95 ms':>10}"
-        f"{'max ms':>10}"
-    )
-    for kind, row in summary.items():
-        print(
-            f"{kind:<8}{row['requests']:>10}{row['errors']:>8}{row['refused_422']:>6}"
-            f"{row['p50_ms']:>10}{row['p95_ms']:>10}{row['max_ms']:>10}"
-        )
-    page_p95 = float(summary.get("page", {}).get("p95_ms", 0.0))
-    verdict = page_p95 <= PAGE_P95_TARGET_MS and errors == 0
-    print(json.dumps({"learners": args.learners, "seconds": round(wall, 1), "kinds": summary}))
-    print(
-        f"page p95 {page_p95:.0f} ms (target <= {PAGE_P95_TARGET_MS:.0f}), errors {errors}: "
-        + ("met" if verdict else "NOT met")
-    )
-    if process is not None and errors:
-        print(f"server log: {log_path}")
-    return 0 if verdict else 1
+    all_met, all_errors = True, 0
+    for label, figures, wall in rows:
+        met, errors = report(label, args.learners, figures, wall)
+        all_met, all_errors = all_met and met, all_errors + errors
+    if len(rows) > 1:
+        compare(rows)
+    if all_errors and not args.url:
+        print(f"server logs: {log_dir}")
+    return 0 if all_met else 1
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ async def run_step(at: StepDep) -> Response:
         outcome = save_submission(at, form)
         if not isinstance(outcome, Saved):
             return outcome
-        runs = cached_runs(at.session, outcome.design, at.material, [at.step])
+        runs = cached_runs(at.session, outcome.design, at.material, [at.step], counted=True)
         if runs is None:
             return outcome
         return Answer(at, outcome, runs).grade_record_and_render()
