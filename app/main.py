@@ -10,12 +10,13 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import middleware, simpool
+from app import metrics, middleware, simpool
 from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.development_secret import development_secret_key
 from app.settings import DEVELOPMENT_SECRET_KEY_FILE, Settings, get_settings
+from app.sim_backend import backend_for, watch
 from app.web import (
     api_docs,
     auth,
@@ -58,18 +59,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: migrate the database on start-up, load the course, mount the routes.
 
     ``app.state`` holds ``settings``, ``engine``, ``sessionmaker``, ``course_cache`` and
-    ``templates`` for the dependencies in app/deps.py.
+    ``templates`` for the dependencies in app/deps.py, and ``queue_watcher`` (the task
+    queue's status for /healthz, None without REDIS_URL).
     """
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         upgrade(settings.database_url)
-        simpool.configure(simpool.limits_from(settings))
+        pool = simpool.configure(simpool.limits_from(settings), backend_for(settings))
+        app.state.queue_watcher = watch(settings, pool)
         app.state.course_cache.get()
         freeze_startup_objects()
         yield
         simpool.shutdown()
+        if app.state.queue_watcher is not None:
+            app.state.queue_watcher.close()
         app.state.engine.dispose()
 
     app = FastAPI(
@@ -87,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = make_sessionmaker(app.state.engine)
     app.state.course_cache = CourseCache(settings.steps_dir, watch=settings.watch_steps)
     app.state.templates = make_templates(settings)
+    app.state.queue_watcher = None
 
     middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(
@@ -100,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(api_router)
     api_docs.install(app)
     app.include_router(auth.router)

@@ -175,7 +175,8 @@ async def preview_page(
     )
     results = None
     if shown is not None and step.available:
-        runs = await ensure_runs(session, shown, material, [step])
+        client = simpool.client_key(user.id if user is not None else None, None)
+        runs = await ensure_runs(session, shown, material, [step], client)
         graded = await grade_off_loop(shown, material, [step], runs)
         results = step_results(graded.steps[0], runs)
     add_step_views(context, session, material, step, results=results)
@@ -190,9 +191,14 @@ def _sign_in_redirect(request: Request, exc: Exception) -> Response:
     return RedirectResponse(target, status_code=303)
 
 
+SELF_TEST_CLIENT = "course:self-test"
+"""The pool's client of the self-test runs: one of its own, so they take at most one share of the
+workers and learners with nothing running go first."""
+
+
 def _pooled(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
     """``simulator.simulate`` in the app's process pool, bounded like a learner's run."""
-    return simpool.pool().simulate(design, scenario, seed)
+    return simpool.pool().simulate(design, scenario, seed, SELF_TEST_CLIENT)
 
 
 def install(app: FastAPI) -> None:

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import RedirectResponse, Response
 
+from app import simpool
 from app.course.content import LoadedCourse
 from app.deps import (
     CourseDep,
@@ -124,7 +125,10 @@ async def report_context(
     **extra: Any,
 ) -> dict[str, Any]:
     """Everything report.html shows for ``design`` (simulating what is not cached)."""
-    runs = await ensure_runs(session, design, material, material.loaded.steps)
+    address = request.client.host if request.client else None
+    account = user.id if user is not None and user.email else None
+    client = simpool.client_key(account, address)
+    runs = await ensure_runs(session, design, material, material.loaded.steps, client)
     await run_in_threadpool(session.commit)
     graded = await grade_off_loop(design, material, material.loaded.steps, runs)
     standing = standings(session, user.id if user else None, course)

@@ -116,3 +116,21 @@ def test_an_unexpected_exception_exits_3_with_an_error_report(tmp_path, monkeypa
     assert outcome.exit_code == 3
     data = json.loads(out.read_text())
     assert (data["status"], data["message"]) == ("error", "internal error: RuntimeError: boom")
+
+
+SIMULATED = Path(__file__).parent / "fixtures" / "simulated"
+
+
+def test_case_15_grade_has_the_servers_size_budget_and_exits_2_naming_the_fields():
+    """A simulation over --max-step-events is refused up front: exit 2 (bad input, as the server's
+    422), every error step says why, and ``errors`` names the fields."""
+    design = SIMULATED / "designs" / "reference.yaml"
+    args = ["grade", str(design), "--format", "json", "--steps-dir", str(SIMULATED)]
+    assert runner.invoke(main, args).exit_code == 0
+    outcome = runner.invoke(main, [*args, "--max-step-events", "10"])
+    assert outcome.exit_code == 2, outcome.output
+    data = json.loads(outcome.stdout)
+    assert data["status"] == "error"
+    assert {e["field"] for e in data["errors"]} >= {"duration_seconds"}
+    errored = [s for s in data["steps"] if s["status"] == "error"]
+    assert errored and all("too large to simulate" in s["message"] for s in errored)
