@@ -31,8 +31,9 @@ import numpy as np
 import simpy
 
 from simulator.design import CommitMode, Design
-from simulator.engine.consumers import ConsumerGroup, Stage
+from simulator.engine.consumers import ConsumerGroup
 from simulator.engine.eventlog import Topic, build_topic
+from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
     bin_counts,

@@ -36,7 +36,8 @@ from simulator.result import FaultWindow
 from simulator.scenario import BrokerLoss
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
 
 

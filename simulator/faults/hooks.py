@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from simulator.engine.provider import REJECT_429, REJECT_DOWN, backoff_seconds
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
 
 RepeatHook = Callable[["ConsumerGroup", "Partition", int, float, bool], int]
 SlowBatchHook = Callable[["ConsumerGroup", "Partition", float], bool]
@@ -52,7 +53,7 @@ class GroupHooks:
         self.reject_delay: DelayHook | None = None
         self.transient_retries = 0
 
-    def retry_wait(self, group: ConsumerGroup, part: Partition, t: float, code: float) -> float:
+    def retry_wait(self, part: Partition, t: float, code: float) -> float:
         """Seconds until ``part``'s rejected step is tried again, or -1 for the engine's own rule.
 
         Transient (``REJECT_DOWN``, or a 429 that could succeed later):
@@ -60,6 +61,7 @@ class GroupHooks:
         ``max_backoff_seconds``, jittered), plus any ``reject_delay`` for an unavailable provider;
         never dead-lettered.
         """
+        group = self.group
         if code == REJECT_DOWN:
             wait = backoff_seconds(group.retry_policy, part.attempt, group.rng)
             if self.reject_delay is not None:
@@ -71,24 +73,20 @@ class GroupHooks:
         self.transient_retries += 1
         return wait
 
-    def on_repeat(
-        self, group: ConsumerGroup, part: Partition, pos: int, t: float, completed: bool
-    ) -> int:
+    def on_repeat(self, part: Partition, pos: int, t: float, completed: bool) -> int:
         """A repeated agent step at ``t``: 0 call the model, 2 answered without a call, -1 the
         engine's own rule."""
         if self.repeat is None:
             return -1
-        return self.repeat(group, part, pos, t, completed)
+        return self.repeat(self.group, part, pos, t, completed)
 
-    def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
+    def on_slow_batch(self, part: Partition, t: float) -> bool:
         """A batch of ``part`` ended at ``t`` after ``max_poll_interval_ms``: True if kicked."""
         if self.slow_batch is None:
             return False
-        return self.slow_batch(group, part, t)
+        return self.slow_batch(self.group, part, t)
 
-    def on_give_up(
-        self, group: ConsumerGroup, part: Partition, pos: int, t: float, dead_lettered: bool
-    ) -> None:
+    def on_give_up(self, part: Partition, pos: int, t: float, dead_lettered: bool) -> None:
         """Offset ``pos`` of ``part`` was given up at ``t`` (dead-lettered/parked, or dropped)."""
         for listener in self.give_up:
-            listener(group, part, pos, t, dead_lettered)
+            listener(self.group, part, pos, t, dead_lettered)

@@ -33,7 +33,8 @@ from simulator.result import FaultWindow
 from simulator.scenario import Poison
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
 
 EVERY_ATTEMPT = -1

@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simulator.engine.consumers import ACTIVE, RETRY
+from simulator.engine.partition import ACTIVE, RETRY
 from simulator.result import FaultWindow
 from simulator.scenario import Rebalance
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
 
 BUSY_STATES = (ACTIVE, RETRY)

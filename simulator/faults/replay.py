@@ -37,7 +37,8 @@ from simulator.result import FaultWindow
 from simulator.scenario import ConsumerPause
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
 
 
