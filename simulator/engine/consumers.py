@@ -471,6 +471,8 @@ class ConsumerGroup(Retries):
     def release(self) -> None:
         """Drop the per-event state (partitions, arrival stream, heap) after the result is built,
         so it is freed at once even while SimPy processes or hooks still reference the group."""
+        if self.samples is not None:
+            self.samples.release()
         self.parts = []
         self.heap = []
         self.early_f = []

@@ -129,6 +129,12 @@ class GroupSamples:
         self.i = i
         return keys[i]
 
+    def release(self) -> None:
+        """Drop the references to the group's partitions and early finishes (after the last
+        sample), so they are freed with the group's own per-event state."""
+        self.parts = ()
+        self.early_f = []
+
     def flush(self) -> None:
         """Turn the kept chart snapshots into lags and steps in flight."""
         n = len(self._busy)

@@ -86,3 +86,18 @@ def test_a_control_action_runs_at_the_next_sample_time_and_never_past_the_last()
     assert group.request_control(500.0, ran.append) == float("inf")
     group.advance(20.0)
     assert ran == [pytest.approx(10.125)]
+
+
+def test_a_released_group_keeps_no_partition_through_its_samples() -> None:
+    """Back-to-back runs stay within one run's memory: once released, neither the group nor its
+    samples hold the per-event partitions."""
+    from simulator.engine import Workload
+    from tests.simulator.test_consumers import even, make_design, simulation
+
+    sim = simulation(make_design(), Workload.from_arrays(60.0, agent=even(2, 60, 0.5)))
+    sim.run()
+    group = sim.engine.groups["agent"]
+    samples = group.samples
+    assert samples is not None and len(samples.parts) == 8
+    group.release()
+    assert (group.parts, len(samples.parts), samples.early_f) == ([], 0, [])
