@@ -152,8 +152,9 @@ class ConsumerGroup(Retries):
         # arrival on the stream), p and part (the partition), t (the action's time), state,
         # arrival and n (the partition's arrival times and size), pos (next offset to start), cur
         # (the offset in progress), retried (a retry is due), poll (fetch a batch first),
-        # batch_end and batch_t (the batch's end offset and fetch time), step (seconds), finish
-        # (finish time), nxt (the offset after pos), a (its arrival time).
+        # batch_end and batch_t (the batch's end offset and fetch time), step (seconds), fails
+        # (the partition's fail_attempts), finish (finish time), nxt (the offset after pos), a
+        # (its arrival time).
         #
         # Rare paths are methods of their own: _wait_for_slot and _hand_over_slot (an instance
         # with more partitions than slots), _revoke_at_batch_end (a rebalance or a stopping
@@ -312,7 +313,8 @@ class ConsumerGroup(Retries):
             # Start the step at offset pos.
             step = part.step[pos]
             started_max = part.started_max
-            if pos < started_max or part.fail_attempts is not None:
+            fails = part.fail_attempts
+            if pos < started_max or (fails is not None and pos in fails):
                 rare_step = self._start_rare(part, pos, t, key, own, step)
                 own = True  # _start_rare leaves the partition's entry at the heap's top
                 if rare_step is None:

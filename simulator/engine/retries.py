@@ -157,7 +157,7 @@ class Retries(Membership):
         self, part: Partition, pos: int, t: float, key: int, own: bool, step: float
     ) -> float | None:
         """Start the step at ``pos`` of ``part`` at ``t`` when it is redelivered (below
-        ``started_max``) or marked in ``fail_attempts``; ``step``: its seconds.
+        ``started_max``) or its offset is in ``fail_attempts``; ``step``: its seconds.
 
         Unless ``own`` (the partition's entry is at the heap's top), its arrival-stream ``key`` is
         pushed, which puts it at the top. Returns the seconds the step takes (0.0 when answered
