@@ -212,14 +212,6 @@ def layer_of(module: str) -> str | None:
     return None
 
 
-SIMULATOR_CIRCLES = pytest.mark.xfail(
-    strict=True,
-    reason="the simulator's circles (engine.run <-> faults, engine.consumers <-> engine.samples, "
-    "simulator/__init__ <-> engine.run) are being removed on another branch; remove this mark "
-    "when that is merged",
-)
-
-
 def test_the_graph_sees_imports_under_type_checking_and_inside_functions(tmp_path: Path) -> None:
     """The reader takes every import statement, wherever it stands, relative ones resolved."""
     source = tmp_path / "app" / "web" / "page.py"
@@ -245,7 +237,7 @@ def test_a_circle_is_listed_with_its_arrows() -> None:
     assert circles({"a": ["b"], "b": ["c"], "c": []}) == []
 
 
-@pytest.mark.parametrize("package", ["app", pytest.param("simulator", marks=SIMULATOR_CIRCLES)])
+@pytest.mark.parametrize("package", ["app", "simulator"])
 def test_no_circle_of_modules(package: str) -> None:
     """No module of the package reaches itself through its imports."""
     assert within(package), f"no modules found under {package}/"
@@ -253,7 +245,7 @@ def test_no_circle_of_modules(package: str) -> None:
     assert not found, "import circles:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("package", ["app", pytest.param("simulator", marks=SIMULATOR_CIRCLES)])
+@pytest.mark.parametrize("package", ["app", "simulator"])
 def test_no_circle_of_packages(package: str) -> None:
     """No subpackage (or top-level module) of the package reaches itself through its imports."""
     found = circles(package_graph(package))
