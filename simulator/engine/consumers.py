@@ -122,7 +122,7 @@ class ConsumerGroup(Retries):
         while self._advance(until):
             pass
 
-    def _advance(self, until: float) -> bool:
+    def _advance(self, until: float) -> bool:  # noqa: C901 (the hot loop; see the comment block)
         """One stretch of :meth:`advance`: True when it stopped for a control action (it ran the
         action; call again to go on to ``until``)."""
         # The hot loop runs once per step action. Its local names alias attributes, functions and
