@@ -123,3 +123,14 @@ def test_case15_an_explicit_tag_outside_the_core_schema_is_refused_with_its_line
         parse_yaml(text, "f.yaml")
     [error] = refused.value.errors
     assert error.line == 1 and "YAML syntax" in error.message
+
+
+def test_case9_a_fault_after_the_scenario_end_is_refused_with_its_line_and_field():
+    text = (
+        "version: 1\nname: late\nduration_seconds: 1000\nfaults:\n"
+        "  - kind: rebalance\n    at_seconds: 10\n"
+        "  - kind: worker_crash\n    at_seconds: 5000\n"
+    )
+    [(line, field, message)] = problems(text, Scenario)
+    assert (line, field) == (8, "faults.1.at_seconds")
+    assert message.startswith("the worker_crash fault starts at 5000 s, at or after the end")
