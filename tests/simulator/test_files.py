@@ -134,3 +134,24 @@ def test_case9_a_fault_after_the_scenario_end_is_refused_with_its_line_and_field
     [(line, field, message)] = problems(text, Scenario)
     assert (line, field) == (8, "faults.1.at_seconds")
     assert message.startswith("the worker_crash fault starts at 5000 s, at or after the end")
+
+
+def test_case6_a_course_file_and_a_pricing_catalog_with_a_key_given_twice_are_refused(
+    tmp_path: Path,
+):
+    from simulator.pricing import load_pricing
+
+    root = write_course(tmp_path / "course")
+    course_file = root / "course.yaml"
+    course_file.write_text(course_file.read_text() + "budget_usd: 1\n")
+    loaded = load_course(root)
+    assert any(
+        p.file == str(course_file) and p.field == "budget_usd" and "duplicate key" in p.message
+        for p in loaded.problems
+    ), [str(p) for p in loaded.problems]
+    pricing = root / "pricing.yaml"
+    first_key = next(line for line in pricing.read_text().splitlines() if line[:1].isalpha())
+    pricing.write_text(pricing.read_text() + first_key + "\n")
+    with pytest.raises(InputFileError) as refused:
+        load_pricing(pricing)
+    assert "duplicate key" in refused.value.errors[0].message
