@@ -67,3 +67,20 @@ def test_case7_the_json_report_escapes_every_control_character_and_reads_back(ma
     text = render(grade(design, material), ReportFormat.json)
     assert not any(c in text for c in "\x00\x01\x1b\x7f\x85")
     assert json.loads(text)["design_name"] == HOSTILE
+
+
+def test_case7_designlab_grade_junit_of_a_design_named_with_byte_1_is_valid_xml(tmp_path):
+    from typer.testing import CliRunner
+
+    from app.cli import main
+
+    design = tmp_path / "design.yaml"
+    design.write_text('version: 1\nname: "ctl\\x01name"\n')
+    out = tmp_path / "grade.xml"
+    outcome = CliRunner().invoke(
+        main,
+        ["grade", str(design), "--format", "junit", "--out", str(out), "--steps-dir", str(COURSE)],
+    )
+    assert outcome.exit_code in (0, 1), outcome.output
+    root = validated(out.read_text(encoding="utf-8"))
+    assert root.get("name") == "designlab grade: ctl\\x01name"
