@@ -89,3 +89,19 @@ def test_case9_the_authoring_guide_lists_every_fault_specific_metric():
     guide = " ".join((REPO_STEPS / "README.md").read_text().split())
     for metric, kind in FAULT_METRICS.items():
         assert f"`{metric}`" in guide and f"`{kind}`" in guide, metric
+
+
+def test_case8_a_decision_range_wider_than_the_design_allows_fails_lint(course):
+    """The form shows the decision's range and the server enforces it; a range the design
+    model refuses (partitions from 0) would offer values no save can keep."""
+    step = course / "03-event-log" / "step.yaml"
+    text = step.read_text()
+    start = text.index("  - field: event_log.partitions")
+    line = text[:start].count("\n") + 1 + text[start:].splitlines().index("    min: 1")
+    step.write_text(text[:start] + text[start:].replace("    min: 1", "    min: 0", 1))
+    code, lines = lint(course)
+    assert code == 1
+    assert (
+        f"{step}:{line}: error: decisions.0.min: min 0 is below the design's own minimum 1 for "
+        "event_log.partitions: the form would offer values the design refuses"
+    ) in lines
