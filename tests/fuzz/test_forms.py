@@ -1,8 +1,9 @@
 """Issue 16, item 11: random and extreme values posted to every form and JSON API route (the
-step form's save, run and live estimate, the design upload, restart, sign-up, sign-in, sign-out
-and POST /api/v1/grade and /simulate) never get a 5xx or a traceback, and nothing is saved that
-the server would refuse when it reads it back (every stored design loads, every stored email is
-free of control characters, and every saved decision is inside the range its form shows).
+step form's save, run and live estimate, the design upload, restart, sign-up, sign-in, sign-out,
+the instructor's self-test (posted by a learner) and POST /api/v1/grade and /simulate) never get
+a 5xx or a traceback, and nothing is saved that the server would refuse when it reads it back
+(every stored design loads, no stored email holds a control character, and a number an accepted
+step form submitted is inside the range the form shows).
 
 Hypothesis draws the values: numbers at and past every bound (4,301 digits, 1e309, NaN, -0),
 YAML 1.1 spellings (010, 1:30, on), control characters, markup, long text, wrong types, unknown
@@ -97,7 +98,7 @@ def requests(draw: Any) -> tuple[str, str, dict[str, Any]]:
     """(who, route, httpx keyword arguments): who is "learner" or "visitor"."""
     kind = draw(
         st.sampled_from(["save", "save", "estimate", "run", "upload", "restart", "signup",
-                         "login", "logout", "grade", "simulate", "api-text"])
+                         "login", "logout", "grade", "simulate", "api-text", "self-test"])
     )  # fmt: skip
     slug = draw(st.sampled_from(sorted(STEPS)))
     step = STEPS[slug]
@@ -127,6 +128,8 @@ def requests(draw: Any) -> tuple[str, str, dict[str, Any]]:
         return "learner", "/design", {"files": files, **meta}
     if kind == "restart":
         return "learner", "/progress/restart", {"data": form, **meta}
+    if kind == "self-test":  # an instructor's form; a learner is refused before it is read
+        return "learner", "/instructor/health/self-test", {"data": form, **meta}
     if kind in ("signup", "login"):
         data = {"email": draw(st.one_of(TEXT, st.emails())), "password": draw(TEXT),
                 "next": draw(TEXT)}  # fmt: skip
