@@ -128,7 +128,7 @@ def requests(draw: Any) -> tuple[str, str, dict[str, Any]]:
         return "learner", "/design", {"files": files, **meta}
     if kind == "restart":
         return "learner", "/progress/restart", {"data": form, **meta}
-    if kind == "self-test":  # an instructor's form; a learner is refused before it is read
+    if kind == "self-test":  # an instructor's form: a learner gets 403, or 422 for a control char
         return "learner", "/instructor/health/self-test", {"data": form, **meta}
     if kind in ("signup", "login"):
         data = {"email": draw(st.one_of(TEXT, st.emails())), "password": draw(TEXT),
