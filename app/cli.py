@@ -21,6 +21,7 @@ from app.commands.lint import lint
 from app.commands.schema import schema
 from app.commands.serve import serve
 from app.commands.simulate import simulate_command
+from app.commands.worker import worker_command
 from app.errors import DesignlabError
 from simulator import SIMULATOR_VERSION
 from simulator.errors import InputFileError
@@ -86,3 +87,4 @@ main.command()(schema)
 main.command("grade")(grade_command)
 main.command("export")(export_command)
 main.command("simulate")(simulate_command)
+main.command("worker")(worker_command)

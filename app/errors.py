@@ -58,3 +58,23 @@ class CourseUnavailable(DesignlabError):
 
     status = 503
     title = "The course is unavailable"
+
+
+class Unavailable(DesignlabError):
+    """The service could not do the work now, through no fault of the request (503 with
+    ``Retry-After``): a simulation worker died, the pool broke, the wall-time budget ran out
+    while the machine was busy. Nothing is recorded for the learner; the same request may
+    succeed later. ``retry_after_seconds`` is the wait to suggest (whole seconds, >= 1)."""
+
+    status = 503
+    title = "The simulation could not run"
+
+    def __init__(
+        self,
+        detail: str = "",
+        fields: list[FieldError] | None = None,
+        *,
+        retry_after_seconds: int = 5,
+    ):
+        super().__init__(detail, fields)
+        self.retry_after_seconds = max(1, int(retry_after_seconds))

@@ -10,11 +10,12 @@ from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
-from app import middleware, simpool
+from app import metrics, middleware, simpool
 from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
 from app.settings import Settings, get_settings
+from app.sim_backend import backend_for, watch
 from app.web import auth, errors, estimate, health, instructor, pages, report, signup, simulation
 from app.web.form_text import refuse_control_characters
 from app.web.templating import STATIC_DIR, make_templates
@@ -41,18 +42,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: migrate the database on start-up, load the course, mount the routes.
 
     ``app.state`` holds ``settings``, ``engine``, ``sessionmaker``, ``course_cache`` and
-    ``templates`` for the dependencies in app/web/deps.py.
+    ``templates`` for the dependencies in app/deps.py, and ``queue_watcher`` (the task
+    queue's status for /healthz, None without REDIS_URL).
     """
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         upgrade(settings.database_url)
-        simpool.configure(simpool.limits_from(settings))
+        pool = simpool.configure(simpool.limits_from(settings), backend_for(settings))
+        app.state.queue_watcher = watch(settings, pool)
         app.state.course_cache.get()
         freeze_startup_objects()
         yield
         simpool.shutdown()
+        if app.state.queue_watcher is not None:
+            app.state.queue_watcher.close()
         app.state.engine.dispose()
 
     app = FastAPI(
@@ -71,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = make_sessionmaker(app.state.engine)
     app.state.course_cache = CourseCache(settings.steps_dir, watch=settings.watch_steps)
     app.state.templates = make_templates(settings)
+    app.state.queue_watcher = None
 
     middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(
@@ -83,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(api_router)
     app.include_router(auth.router)
     app.include_router(pages.router)

@@ -186,8 +186,3 @@ def mark_needs_rerun(
         row.status = StepStatus.needs_rerun
         marked.append(row.step_id)
     return marked
-
-
-def steps_from(course: LoadedCourse, step: LoadedStep) -> list[str]:
-    """Slugs of ``step`` and every step after it, in course order."""
-    return [s.slug for s in course.steps if s.number >= step.number]

@@ -61,13 +61,29 @@ class Settings(BaseSettings):
 
     rate_limit_sign_in: str = "10/minute"
     """RATE_LIMIT_SIGN_IN: sign-in attempts per client address (``limits`` notation, e.g.
-    ``10/minute``). Limits are kept in each app process: N instances allow N times as many."""
+    ``10/minute``). Counted in Redis when REDIS_URL is set (shared by every instance), else in
+    each app process (N instances then allow N times as many)."""
 
     rate_limit_grade: str = "20/minute"
     """RATE_LIMIT_GRADE: gradings per learner (or per client address for the API)."""
 
     rate_limit_simulate: str = "60/minute"
     """RATE_LIMIT_SIMULATE: simulation runs per learner (or per client address for the API)."""
+
+    redis_url: str | None = None
+    """REDIS_URL: a Redis server shared by every instance, e.g. ``redis://127.0.0.1:6379/0``.
+    Unset (the default): simulations run in this process's pool and rate limits are counted in
+    its memory. Set: simulations and gradings go through the task queue to ``designlab worker``
+    processes on any machine, and rate limits are counted in Redis (docs/scale-out.md)."""
+
+    task_wait_seconds: float = Field(120.0, gt=0)
+    """TASK_WAIT_SECONDS: with REDIS_URL, the longest a request waits for its queued simulation,
+    queue and run together; the job expires then (no worker starts it later)."""
+
+    task_visibility_timeout_seconds: float = Field(0.0, ge=0)
+    """TASK_VISIBILITY_TIMEOUT_SECONDS: with REDIS_URL, a job taken by a worker that has not
+    acknowledged it after this long is handed to another worker (the first one died). 0 (the
+    default) means SIM_TIMEOUT_SECONDS plus 30 s; it must exceed the longest run."""
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     """LOG_LEVEL: the least severe level logged. Logs are JSON lines on stderr with a request id."""
@@ -84,11 +100,6 @@ class Settings(BaseSettings):
     def watch_steps(self) -> bool:
         """Reload steps/ when its files change: in development or with DEBUG on."""
         return self.debug or self.env == "development"
-
-    @property
-    def is_sqlite(self) -> bool:
-        """True when DATABASE_URL points at a SQLite database."""
-        return self.database_url.startswith("sqlite")
 
 
 @lru_cache(maxsize=1)

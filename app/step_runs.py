@@ -9,14 +9,16 @@ by default, so the browser and the CLI give the same points for the same design.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import anyio
 from sqlalchemy.orm import Session
 
-from app import simpool
+from app import metrics, simpool
 from app.course.content import LoadedStep
+from app.errors import BadInput, Unavailable
 from app.grading.grader import CourseMaterial, grade
 from app.grading.result import GradeResult
 from app.sim_cache import CacheKey, cache_key, cached, store
@@ -24,15 +26,24 @@ from simulator.design import Design
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
 
+log = logging.getLogger(__name__)
 
-async def simulate_off_loop(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
-    """``simulator.simulate(design, scenario, seed)`` in the app's process pool (app/simpool.py),
-    the event loop free meanwhile. The one place that decides where the web app's simulations run.
+RETRY_AFTER_INTERNAL_SECONDS = 30
+"""Retry-After of a simulation that failed for a reason of designlab's own (logged)."""
 
-    Raises SimulationRefused (422) for a scenario over the size or wall-time bound, and whatever
-    the simulator raises.
+
+async def simulate_off_loop(
+    design: Design, scenario: Scenario, seed: int, client: str = simpool.ANONYMOUS
+) -> SimulationResult:
+    """``simulator.simulate(design, scenario, seed)`` in the app's process pool (app/simpool.py)
+    for ``client`` (app.simpool.client_key), the event loop free meanwhile. The one place that
+    decides where the web app's simulations run.
+
+    Raises SimulationRefused (422) for a scenario over the size bound or too slow because of a
+    named design field, Unavailable (503) when it could not run now, and whatever the simulator
+    raises.
     """
-    return await simpool.simulate(design, scenario, seed)
+    return await simpool.simulate(design, scenario, seed, client)
 
 
 def scenario_names(material: CourseMaterial, steps: Sequence[LoadedStep]) -> list[str]:
@@ -57,6 +68,33 @@ class Runs:
     simulated: int = 0
     """How many of them were simulated now (the rest came from the cache)."""
 
+    def refusal(self) -> BadInput | None:
+        """The failures that are refusals for the design's own fields (each a BadInput naming
+        them), as one BadInput; None when there are none."""
+        refused = [e for e in self.failures.values() if isinstance(e, BadInput)]
+        if not refused:
+            return None
+        if len(refused) == 1:
+            return refused[0]
+        detail = " ".join(e.detail for e in refused)
+        return type(refused[0])(detail, [f for e in refused for f in e.fields])
+
+    def unavailable(self) -> Unavailable | None:
+        """The failure that means no grade could be given now (a dead worker, a busy pool, an
+        internal error, logged here), as an Unavailable; None when every failure is a refusal."""
+        for name, exc in self.failures.items():
+            if isinstance(exc, Unavailable):
+                return exc
+            if not isinstance(exc, BadInput):
+                log.error("simulating %s failed", name, exc_info=exc)
+                return Unavailable(
+                    f"The simulation of scenario {name!r} could not run because of an error of "
+                    "designlab's own; it has been logged. Nothing was counted; try again in "
+                    f"{RETRY_AFTER_INTERNAL_SECONDS} s.",
+                    retry_after_seconds=RETRY_AFTER_INTERNAL_SECONDS,
+                )
+        return None
+
 
 def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[str, CacheKey]:
     scenarios = material.loaded.scenarios
@@ -64,22 +102,37 @@ def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[st
 
 
 def cached_runs(
-    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+    session: Session,
+    design: Design,
+    material: CourseMaterial,
+    steps: Sequence[LoadedStep],
+    *,
+    counted: bool = False,
 ) -> Runs | None:
-    """The cached simulations ``steps`` need for ``design``, or None if any is not cached."""
+    """The cached simulations ``steps`` need for ``design``, or None if any is not cached.
+
+    ``counted``: a run that will simulate what is missing (then :func:`ensure_runs` counts the
+    lookups) counts its hits here when everything was cached (/metrics' cache hit rate).
+    """
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     if len(found) < len(keys):
         return None
+    if counted:
+        metrics.count_cache_lookups(hits=len(found), misses=0)
     return Runs({name: found[key] for name, key in keys.items()})
 
 
 async def ensure_runs(
-    session: Session, design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+    session: Session,
+    design: Design,
+    material: CourseMaterial,
+    steps: Sequence[LoadedStep],
+    client: str = simpool.ANONYMOUS,
 ) -> Runs:
     """Every simulation ``steps`` need for ``design``: cached ones read, the rest simulated off
-    the event loop and stored in the cache. A simulation that raises is kept in ``failures`` and
-    graded as an error, never raised.
+    the event loop for ``client`` (app.simpool.client_key) and stored in the cache. A simulation
+    that raises is kept in ``failures``, never raised: see Runs.refusal and Runs.unavailable.
 
     Commits ``session`` twice: after reading the cache, so no transaction or pooled connection is
     held while simulations run, and after storing the new results, so no row lock is held across
@@ -89,6 +142,7 @@ async def ensure_runs(
     keys = _keys(design, material, scenario_names(material, steps))
     found = cached(session, keys.values())
     session.commit()
+    metrics.count_cache_lookups(hits=len(found), misses=len(keys) - len(found))
     runs = Runs({name: found[key] for name, key in keys.items() if key in found})
     fresh: dict[CacheKey, SimulationResult] = {}
     for name, key in keys.items():
@@ -96,8 +150,8 @@ async def ensure_runs(
             continue
         scenario = material.loaded.scenarios[name]
         try:
-            result = await simulate_off_loop(design, scenario, key.seed)
-        except Exception as exc:  # graded as an error on the checks that need it
+            result = await simulate_off_loop(design, scenario, key.seed, client)
+        except Exception as exc:  # the caller decides: Runs.refusal, Runs.unavailable
             runs.failures[name] = exc
             continue
         fresh[key] = result

@@ -3,7 +3,7 @@
 For each design under ``steps/designs`` (the reference and every known-bad design) and each
 scenario under ``steps/scenarios``, with seeds 1-3, this writes one JSON line holding the
 simulation result (``simulator.simulate``), its monthly cost priced with ``steps/pricing.yaml``
-against the course budget, and the closed-form estimate (``simulator.analytic.estimate``) of the
+against the course budget, and the closed-form estimate (``simulator.estimate.estimate``) of the
 same design and scenario. The set lives in ``tests/simulator/golden/`` as one gzip'd JSON-lines
 file per design, so a change meant to keep results shows none and a change meant to alter them
 shows its diff (``--diff``).
@@ -56,8 +56,8 @@ def result_line(design_path: Path, scenario_path: Path, seed: int) -> str:
     import yaml
 
     from simulator import simulate
-    from simulator.analytic import estimate
     from simulator.cost import monthly_cost
+    from simulator.estimate import estimate
     from simulator.files import load_design, load_scenario
     from simulator.pricing import load_pricing
 

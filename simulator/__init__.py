@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 SIMULATOR_VERSION = "1.2.0"
 
@@ -16,9 +16,6 @@ def simulate(
     design: Design,
     scenario: Scenario,
     seed: int | None = None,
-    *,
-    pricing: Any = None,
-    budget_usd: float | None = None,
 ) -> SimulationResult:
     """Simulate ``design`` under ``scenario``; see :func:`simulator.engine.run.simulate`.
 
@@ -26,7 +23,7 @@ def simulate(
     """
     from simulator.engine.run import simulate as run
 
-    return run(design, scenario, seed, pricing=pricing, budget_usd=budget_usd)
+    return run(design, scenario, seed)
 
 
 __all__ = ["SIMULATOR_VERSION", "simulate"]

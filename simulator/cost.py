@@ -27,17 +27,14 @@ import math
 from dataclasses import dataclass
 
 from simulator.design import CommitMode, Dedupe, Design, OrchestrationPattern
+from simulator.fan_out import fan_out_per_run, stopped_by_token_budget
+from simulator.groups import GROUPS
 from simulator.pricing import Pricing, ProviderPrice
 from simulator.result import Cost, CostLine, Metrics
 from simulator.scenario import Load, Scenario
 
 HOURS_PER_DAY = 24
 TOKENS_PER_MILLION = 1_000_000
-
-MULTI_AGENT_TOKENS_PER_CHAT = 15.0
-"""A multi-agent run uses about 15 times a chat's tokens (seed 000, from Anthropic's research)."""
-SINGLE_AGENT_TOKENS_PER_CHAT = 4.0
-"""A single agent uses about 4 times a chat's tokens (same source)."""
 
 
 def usd(amount: float) -> str:
@@ -132,30 +129,28 @@ def model_calls_per_run(design: Design, load: Load) -> RunShape:
       keep spawning peers; seed 000 reports 50 subagents for a simple query);
     - single_agent: the planned calls x 4/15 (a single agent uses about 4x a chat's tokens, a
       multi-agent run about 15x; seed 000).
-    A ``token_budget_per_run`` then stops the run at budget / tokens per call.
+    A ``token_budget_per_run`` then stops the run at budget / tokens per call. The figure is
+    :func:`simulator.fan_out.fan_out_per_run`'s, the one the estimate and the simulation use;
+    ``rule`` spells it out for the bill.
     """
     fan_out = load.fan_out
     tokens = load.tokens
     planned = float(fan_out.model_calls)
     orchestration = design.orchestration
+    calls = fan_out_per_run(design, load).model_calls
     if orchestration.pattern is OrchestrationPattern.single_agent:
-        share = SINGLE_AGENT_TOKENS_PER_CHAT / MULTI_AGENT_TOKENS_PER_CHAT
-        calls = planned * share
         rule = f"single agent: {_num(planned)} planned x 4/15"
     elif (
         orchestration.pattern is OrchestrationPattern.peer_agents
         and orchestration.max_subagents is None
     ):
-        calls = planned * fan_out.uncapped_peer_multiplier
         multiplier = _num(fan_out.uncapped_peer_multiplier)
         rule = f"peer agents, no fan-out cap: {_num(planned)} planned x {multiplier}"
     else:
-        calls = planned
         rule = "planned fan-out"
     per_call = tokens.input_per_call + tokens.output_per_call
     budget = orchestration.token_budget_per_run
-    if budget is not None and per_call > 0 and calls * per_call > budget:
-        calls = budget / per_call
+    if budget is not None and stopped_by_token_budget(design, load):
         rule += f", stopped by the token budget {_num(budget)} / {_num(per_call)} tokens per call"
     return RunShape(calls, tokens.input_per_call, tokens.output_per_call, rule)
 
@@ -201,8 +196,8 @@ def infrastructure_lines(design: Design, scenario: Scenario, pricing: Pricing) -
             f"{gigabytes:,.1f} GB x {_price(storage_price)}/GB-month",
         )
     )
-    for group_name in ("agent", "tool", "state"):
-        group = getattr(design.consumers, group_name)
+    for group_name in GROUPS:
+        group = design.consumers.by_name(group_name)
         price = pricing.workers.instance_usd_per_hour(group_name)
         lines.append(
             _line(

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from simulator.groups import GroupName
+
 
 class _Section(BaseModel):
     """Base of every design section: unknown fields are errors; assignments are validated."""
@@ -214,6 +216,11 @@ class ConsumersSection(_Section):
     agent: ConsumerGroup = Field(default_factory=lambda: _group(2, 4))
     tool: ConsumerGroup = Field(default_factory=lambda: _group(2, 4))
     state: ConsumerGroup = Field(default_factory=lambda: _group(1, 4))
+
+    def by_name(self, name: GroupName) -> ConsumerGroup:
+        """The consumer group called ``name`` (one of :data:`simulator.groups.GROUPS`)."""
+        group: ConsumerGroup = getattr(self, name)
+        return group
 
 
 class ModelProvider(_Section):

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator.files import load_model, read_text
+from simulator.groups import GroupName
 
 
 class _Part(BaseModel):
@@ -38,9 +39,9 @@ class WorkerPricing(_Part):
     tool_instance_usd_per_hour: float = Field(ge=0, le=1000)
     state_instance_usd_per_hour: float = Field(ge=0, le=1000)
 
-    def instance_usd_per_hour(self, group: str) -> float:
+    def instance_usd_per_hour(self, group: GroupName) -> float:
         """Hourly price of one instance of consumer group ``group`` (agent, tool or state)."""
-        prices = {
+        prices: dict[GroupName, float] = {
             "agent": self.agent_instance_usd_per_hour,
             "tool": self.tool_instance_usd_per_hour,
             "state": self.state_instance_usd_per_hour,

@@ -129,12 +129,22 @@ class CostLine(_Out):
 
 
 class Cost(_Out):
-    """Monthly cost against the budget (filled when a pricing catalog is given)."""
+    """Monthly cost against the budget, in US dollars a month (``simulator.cost.monthly_cost``)."""
 
     monthly_usd: float
     budget_usd: float
     by_component: dict[str, float]
     lines: list[CostLine] = Field(default_factory=list)
+
+    @property
+    def over_budget(self) -> bool:
+        """True when the month costs more than the budget."""
+        return self.monthly_usd > self.budget_usd
+
+    @property
+    def budget_share(self) -> float:
+        """Monthly cost as a fraction of the budget (0 without a budget)."""
+        return self.monthly_usd / self.budget_usd if self.budget_usd else 0.0
 
 
 class SimulationResult(_Out):

@@ -21,6 +21,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from simulator.groups import GroupName
+
 MAX_DURATION_SECONDS = 7 * 24 * 3600
 
 
@@ -141,7 +143,7 @@ class WorkerCrash(_Fault):
     """
 
     kind: Literal["worker_crash"]
-    group: Literal["agent", "tool", "state"] = "agent"
+    group: GroupName = "agent"
     instances: int | Literal["all"] = "all"
     duration_seconds: float = Field(180, ge=0, le=MAX_DURATION_SECONDS)
     mid_batch: bool = True
@@ -151,7 +153,7 @@ class Rebalance(_Fault):
     """A member joins or leaves: partitions are revoked and reassigned."""
 
     kind: Literal["rebalance"]
-    group: Literal["agent", "tool", "state"] = "agent"
+    group: GroupName = "agent"
     pause_seconds: float = Field(5, ge=0, le=3600)
 
 
@@ -204,14 +206,14 @@ class Poison(_Fault):
 
     kind: Literal["poison"]
     rate: float = Field(0.0001, gt=0, le=1, description="Fraction of events that are poison.")
-    group: Literal["agent", "tool", "state"] = "agent"
+    group: GroupName = "agent"
 
 
 class ConsumerPause(_Fault):
     """A consumer group stops for ``duration_seconds`` (hours, typically), then replays."""
 
     kind: Literal["consumer_pause"]
-    group: Literal["agent", "tool", "state"] = "agent"
+    group: GroupName = "agent"
     duration_seconds: float = Field(48 * 3600, gt=0, le=30 * 24 * 3600)
     mid_batch: bool = Field(
         False, description="Stop in the middle of fetched batches (else each batch is finished)."

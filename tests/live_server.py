@@ -28,12 +28,13 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """``uvicorn app.main:create_app --factory`` with ``env`` added to this process's environment.
+    """``uvicorn app.main:create_app --factory`` with ``env`` added to this process's environment
+    (``factory`` names another app factory, e.g. one a test wraps).
 
     ``url`` is its base URL once :meth:`start` returned; stderr (the JSON log) goes to ``log_path``.
     """
 
-    def __init__(self, env: dict[str, str], log_path: Path):
+    def __init__(self, env: dict[str, str], log_path: Path, factory: str = "app.main:create_app"):
         self.env = {
             **os.environ,
             "ENV": "test",
@@ -43,6 +44,7 @@ class LiveServer:
             **env,
         }
         self.log_path = log_path
+        self.factory = factory
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -50,7 +52,7 @@ class LiveServer:
     def start(self, timeout_s: float = 60) -> LiveServer:
         """Start the server and wait until /healthz answers 200; raises RuntimeError if not."""
         command = [
-            sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
+            sys.executable, "-m", "uvicorn", self.factory, "--factory",
             "--host", "127.0.0.1", "--port", str(self.port),
         ]  # fmt: skip
         log = self.log_path.open("ab")

@@ -6,45 +6,52 @@ and answer with the same JSON as the CLI for the same design and seed: ``designl
 --format json`` (contract 3) and ``designlab simulate --json`` (a SimulationResult with its cost).
 A JSON body is read as YAML 1.2 by the design file's reader, so an object with a repeated name is
 refused like a mapping with a repeated key, naming its line.
-Grading and simulating wait in worker threads, at most ``MAX_CONCURRENT_RUNS`` at a time; the
-simulations themselves run in the app's process pool (app/simpool.py) within its bounds.
+The simulations run in the app's process pool (app/simpool.py) within its bounds and its fair
+share per client (the client's address); a request waits for them on the event loop, holding no
+thread, and grades in a worker thread once they are done (milliseconds).
+
+A grade is 200 only when it is a verdict (status pass or fail). A design refused for its own
+fields (too large to simulate, too slow because of a named field) is 422 with those fields in
+``errors``; a grade that could not run through no fault of the design (a dead worker, a busy
+pool, an internal error) is 503 with ``Retry-After``: try again, nothing was graded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
 from app import simpool
-from app.course.content import LoadedCourse
-from app.errors import BadInput, DesignlabError, NotFound
+from app.deps import MaterialDep
+from app.errors import BadInput, DesignlabError, NotFound, Unavailable
 from app.grading.grader import (
     CourseMaterial,
+    Simulate,
     error_result,
     grade,
     input_problems,
     run_scenario,
 )
 from app.grading.result import GradeResult, InputProblem
-from app.web.deps import get_course
+from app.step_runs import scenario_names
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import MAX_DEPTH, MAX_FILE_BYTES, load_model
-from simulator.pricing import Pricing, load_pricing
 from simulator.result import SimulationResult
+from simulator.scenario import Scenario
 
-MAX_CONCURRENT_RUNS = 2
-"""Grades and simulations computed at once; more wait their turn (the machine has 2 cores)."""
+log = logging.getLogger(__name__)
 
-_limiter: anyio.CapacityLimiter | None = None
+RETRY_AFTER_INTERNAL_SECONDS = 30
+"""Retry-After of a grade that could not run because of designlab's own error (logged)."""
+
 
 JSON_TYPES = ("application/json",)
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
@@ -60,11 +67,38 @@ class UnsupportedMediaType(DesignlabError):
     title = "Unsupported media type"
 
 
-def _run_limiter() -> anyio.CapacityLimiter:
-    global _limiter
-    if _limiter is None:
-        _limiter = anyio.CapacityLimiter(MAX_CONCURRENT_RUNS)
-    return _limiter
+def client_of(request: Request) -> str:
+    """The API client a request is from, for fairness (app.simpool.client_key): its address."""
+    return simpool.client_key(None, request.client.host if request.client else None)
+
+
+async def simulations(
+    design: Design, material: CourseMaterial, seed: int | None, client: str
+) -> dict[int, SimulationResult | Exception]:
+    """Every course scenario the steps simulate, run in the pool for ``client`` one after the
+    other, by the scenario's ``id``: its result, or what it raised (an Unavailable included)."""
+    steps = material.loaded.steps
+    out: dict[int, SimulationResult | Exception] = {}
+    for name in scenario_names(material, steps):
+        scenario = material.loaded.scenarios[name]
+        run_seed = scenario.seed if seed is None else seed
+        try:
+            out[id(scenario)] = await simpool.simulate(design, scenario, run_seed, client)
+        except Exception as exc:  # the grader decides: an error check, or no grade
+            out[id(scenario)] = exc
+    return out
+
+
+def served(done: dict[int, SimulationResult | Exception]) -> Simulate:
+    """A ``simulate`` for the grader that hands out ``done``'s results (or raises its errors)."""
+
+    def simulate(_design: Design, scenario: Scenario, _seed: int) -> SimulationResult:
+        outcome = done[id(scenario)]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return simulate
 
 
 _DESIGN_BODY: dict[str, Any] = {
@@ -170,28 +204,6 @@ def _parse_design(text: str, name: str) -> Design:
     return load_model(Design, text, name)
 
 
-@lru_cache(maxsize=8)
-def _pricing(path: Path, mtime_ns: int) -> Pricing:
-    return load_pricing(path)
-
-
-def get_material(course: Annotated[LoadedCourse, Depends(get_course)]) -> CourseMaterial:
-    """The course and its pricing catalog (re-read when the catalog file changes)."""
-    assert course.course is not None
-    path = course.root / course.course.pricing
-    try:
-        pricing = _pricing(path, path.stat().st_mtime_ns)
-    except (OSError, InputFileError) as exc:
-        errors = (
-            exc.errors
-            if isinstance(exc, InputFileError)
-            else [FieldError(str(path), None, "", str(exc))]
-        )
-        raise DesignlabError("The course's pricing catalog cannot be loaded.", errors) from exc
-    return CourseMaterial(course, pricing)
-
-
-MaterialDep = Annotated[CourseMaterial, Depends(get_material)]
 SeedQuery = Annotated[
     int | None,
     Query(ge=0, le=2**63 - 1, description="Seed for every scenario; default: each scenario's own."),
@@ -216,10 +228,26 @@ def default_design() -> Design:
     summary="Grade a design against every step",
     description="Runs every step's checks and scenarios for the design, like `designlab grade "
     "DESIGN --format json`. 200 with status pass or fail; 422 with status error and `errors` "
-    "naming the file, line and field when the design is not valid.",
+    "naming the file, line and field when the design is not valid or a simulation was refused "
+    "for the design's own fields; 503 with status error and `Retry-After` when the grade could "
+    "not run through no fault of the design (try again: nothing was graded).",
     responses={
-        422: {"model": GradeResult, "description": "The design is not valid (status error)."},
+        200: {"description": "A verdict: status pass or fail."},
+        413: {"description": "The request body is larger than MAX_BODY_BYTES."},
         415: {"description": "The body is not JSON, YAML or a multipart upload."},
+        422: {
+            "model": GradeResult,
+            "description": "The design is not valid, or too large or too slow to simulate "
+            "because of the fields `errors` names (status error).",
+        },
+        429: {"description": "Too many gradings from this client; `Retry-After` says when."},
+        503: {
+            "model": GradeResult,
+            "description": "The grade could not run now (a simulation worker died, the "
+            "simulator is busy, an internal error was logged); status error, nothing graded. "
+            "`Retry-After` says when to try again.",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        },
     },
     openapi_extra=_DESIGN_BODY,
 )
@@ -236,10 +264,25 @@ async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery 
     except BadInput as exc:
         problems = [InputProblem.from_field_error(f) for f in exc.fields]
         return _json(error_result(problems, exc.detail, seed=seed, material=material), 422)
-    result = await anyio.to_thread.run_sync(
-        lambda: grade(design, material, seed=seed, simulate=simpool.pool().simulate),
-        limiter=_run_limiter(),
-    )
+    done = await simulations(design, material, seed, client_of(request))
+    try:
+        result = await anyio.to_thread.run_sync(
+            lambda: grade(design, material, seed=seed, simulate=served(done))
+        )
+    except Unavailable as exc:
+        log.warning("grade answered 503: %s", exc.detail)
+        return _json(error_result([], exc.detail, seed=seed, material=material), 503, exc)
+    if result.errors:
+        return _json(result, 422)
+    if result.status == "error":
+        log.error("grade could not run: %s", result.message)
+        message = (
+            f"The grade could not run because of an error of designlab's own; it has been "
+            f"logged. Nothing was graded; try again in {RETRY_AFTER_INTERNAL_SECONDS} s. "
+            f"{result.message}"
+        )
+        busy = Unavailable(message, retry_after_seconds=RETRY_AFTER_INTERNAL_SECONDS)
+        return _json(result.model_copy(update={"message": message}), 503, busy)
     return _json(result, 200)
 
 
@@ -250,9 +293,20 @@ async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery 
     description="Like `designlab simulate DESIGN --scenario NAME --json`: metrics, time series "
     "and the monthly cost against the course budget.",
     responses={
+        200: {"description": "The simulation's result with its monthly cost."},
         404: {"description": "No scenario of that name in the course."},
+        413: {"description": "The request body is larger than MAX_BODY_BYTES."},
         415: {"description": "The body is not JSON, YAML or a multipart upload."},
-        422: {"description": "The design is not valid; `fields` names file, line and field."},
+        422: {
+            "description": "The design is not valid, or too large or too slow to simulate; "
+            "`fields` names the file, line and field."
+        },
+        429: {"description": "Too many simulations from this client; `Retry-After` says when."},
+        503: {
+            "description": "The simulation could not run now (its worker died, the simulator "
+            "is busy); nothing was counted. `Retry-After` says when to try again.",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        },
     },
     openapi_extra=_DESIGN_BODY,
 )
@@ -273,13 +327,15 @@ async def simulate_design(
     except InputFileError as exc:
         raise BadInput("The design is not valid.", exc.errors) from exc
     run_seed = chosen.seed if seed is None else seed
-    result = await anyio.to_thread.run_sync(
-        lambda: run_scenario(design, chosen, run_seed, material, simpool.pool().simulate),
-        limiter=_run_limiter(),
-    )
+    simulated = await simpool.simulate(design, chosen, run_seed, client_of(request))
+    result = run_scenario(design, chosen, run_seed, material, lambda *_: simulated)
     return Response(result.model_dump_json(), media_type="application/json")
 
 
-def _json(result: GradeResult, status: int) -> Response:
-    """The result serialised exactly as the CLI's JSON (same model, same serialiser)."""
-    return Response(result.model_dump_json(), status_code=status, media_type="application/json")
+def _json(result: GradeResult, status: int, unavailable: Unavailable | None = None) -> Response:
+    """The result serialised exactly as the CLI's JSON (same model, same serialiser); with
+    ``unavailable``, its ``Retry-After``."""
+    response = Response(result.model_dump_json(), status_code=status, media_type="application/json")
+    if unavailable is not None:
+        response.headers["Retry-After"] = str(unavailable.retry_after_seconds)
+    return response

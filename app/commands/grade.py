@@ -1,10 +1,12 @@
-"""``designlab grade DESIGN [--seed N] [--format text|json|junit] [--out FILE] [--steps-dir D]``.
+"""``designlab grade DESIGN [--seed N] [--format text|json|junit] [--out FILE] [--steps-dir D]
+[--max-step-events N] [--timeout-seconds S]``.
 
 Contract 4. Exit codes: 0 every check passed; 1 a check failed; 2 bad input or usage (the
-message names the file, line and field); 3 internal error (the course or the simulator could
-not grade). A result is always written, in the requested format, an error result included;
-with ``--out`` it goes through a temporary file and a rename, so a reader never finds half a
-report.
+message names the file, line and field), a simulation over the budgets included (the result's
+``errors`` name the field that makes it big or slow); 3 internal error (the course or the
+simulator could not grade). A result is always written, in the requested format, an error
+result included; with ``--out`` it goes through a temporary file and a rename, so a reader never
+finds half a report.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Annotated
 import typer
 
 from app.commands import ExitCode
+from app.commands.budget import MaxStepEvents, TimeoutSeconds, budgeted
 from app.grading.grader import (
     CourseMaterial,
     CourseNotGradable,
+    Simulate,
     error_result,
     grade,
     input_problems,
@@ -45,14 +49,23 @@ class Outcome:
 def _exit_code(result: GradeResult) -> int:
     if result.status == "pass":
         return ExitCode.OK
-    return ExitCode.FINDINGS if result.status == "fail" else ExitCode.INTERNAL
+    if result.status == "fail":
+        return ExitCode.FINDINGS
+    return ExitCode.BAD_INPUT if result.errors else ExitCode.INTERNAL
 
 
-def grade_file(design_path: Path, steps_dir: Path, seed: int | None = None) -> Outcome:
-    """Grade the design file at ``design_path`` against the course in ``steps_dir``.
+def grade_file(
+    design_path: Path,
+    steps_dir: Path,
+    seed: int | None = None,
+    simulate: Simulate | None = None,
+) -> Outcome:
+    """Grade the design file at ``design_path`` against the course in ``steps_dir``, simulating
+    with ``simulate`` (default: ``simulator.simulate`` without budgets).
 
-    Never raises: a bad design file or folder gives an error result with exit code 2, a course
-    that cannot grade or an unexpected exception an error result with exit code 3.
+    Never raises: a bad design file or folder, or a simulation refused for its fields (the
+    result's ``errors``), gives an error result with exit code 2; a course that cannot grade or
+    an unexpected exception an error result with exit code 3.
     """
     if not steps_dir.is_dir():
         message = f"course folder {steps_dir} does not exist (set --steps-dir or STEPS_DIR)"
@@ -62,7 +75,7 @@ def grade_file(design_path: Path, steps_dir: Path, seed: int | None = None) -> O
     try:
         material = load_material(steps_dir)
         design = load_design(design_path)
-        result = grade(design, material, seed=seed)
+        result = grade(design, material, seed=seed, simulate=simulate)
     except InputFileError as exc:
         problems = input_problems(exc)
         message = f"{design_path} is not a valid design: {len(problems)} problem(s)"
@@ -94,9 +107,13 @@ def grade_command(
     steps_dir: Annotated[
         Path | None, typer.Option(help="The course folder; default STEPS_DIR (steps/).")
     ] = None,
+    max_step_events: MaxStepEvents = None,
+    timeout_seconds: TimeoutSeconds = None,
 ) -> None:
-    """Grade a design against every step; exit 0 pass, 1 fail, 2 bad input, 3 internal error."""
-    outcome = grade_file(design, steps_dir or get_settings().steps_dir, seed)
+    """Grade a design against every step; exit 0 pass, 1 fail, 2 bad input (a simulation over
+    the budgets included), 3 internal error."""
+    simulate = budgeted(max_step_events, timeout_seconds)
+    outcome = grade_file(design, steps_dir or get_settings().steps_dir, seed, simulate)
     result = outcome.result
     if out is not None or report_format is not ReportFormat.text:
         # The text report on the terminal lists them already; elsewhere they go to stderr too.

@@ -1,4 +1,5 @@
-"""``designlab simulate DESIGN --scenario NAME|FILE [--seed N] [--json] [--steps-dir D]``.
+"""``designlab simulate DESIGN --scenario NAME|FILE [--seed N] [--json] [--steps-dir D]
+[--max-step-events N] [--timeout-seconds S]``.
 
 Contract 4. ``--scenario`` is a scenario file (YAML) or the name of one of the course's scenarios
 (``steps/scenarios/<name>.yaml``: peak, worker-crash, state-failover, provider-outage, poison).
@@ -6,8 +7,10 @@ When the course folder loads, the result carries the monthly cost against the co
 ``POST /api/v1/simulate`` does (``app.grading.grader.run_scenario``); a scenario file outside a
 loadable course is simulated without a cost. ``--json`` prints the SimulationResult JSON
 (byte-identical for the same design, scenario, seed and simulator version); otherwise a summary.
+The server's budgets hold (app.commands.budget): a simulation expected to be too large is refused
+before any work, one that runs too long is stopped, each naming the field that makes it so.
 Exit codes: 0 simulated; 2 bad input (a design or scenario file that is not valid, an unknown
-scenario name); 3 internal error.
+scenario name, a simulation over the budgets); 3 internal error.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from typing import Annotated
 
 import typer
 
+from app.commands.budget import MaxStepEvents, TimeoutSeconds, budgeted
 from app.errors import NotFound
 from app.grading.grader import CourseMaterial, CourseNotGradable, load_material, run_scenario
 from app.settings import get_settings
-from simulator import simulate
 from simulator.files import load_design, load_scenario
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
@@ -98,14 +101,17 @@ def simulate_command(
     steps_dir: Annotated[
         Path | None, typer.Option(help="The course folder; default STEPS_DIR (steps/).")
     ] = None,
+    max_step_events: MaxStepEvents = None,
+    timeout_seconds: TimeoutSeconds = None,
 ) -> None:
     """Simulate a design under a scenario and print its metrics (or the JSON result)."""
+    simulate = budgeted(max_step_events, timeout_seconds)
     material = _course(steps_dir or get_settings().steps_dir)
     loaded_design = load_design(design)
     chosen = _scenario(scenario, material)
     run_seed = chosen.seed if seed is None else seed
     if material is not None:
-        result = run_scenario(loaded_design, chosen, run_seed, material)
+        result = run_scenario(loaded_design, chosen, run_seed, material, simulate)
     else:
         result = simulate(loaded_design, chosen, run_seed)
     typer.echo(result.model_dump_json() if as_json else summary(result))

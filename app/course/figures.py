@@ -1,8 +1,8 @@
 """Step figures: numbers a narrative shows, computed from the reference design, never typed.
 
-A step's ``figures`` map a name to an expression over the names a check sees (app.grading.names).
+A step's ``figures`` map a name to an expression over the names a check sees (app.checks.names).
 They are evaluated against the course's reference design and the step's scenario, with
-``estimate`` the closed-form estimate (simulator.analytic) of the two, and ``metrics`` and ``cost``
+``estimate`` the closed-form estimate (simulator.estimate) of the two, and ``metrics`` and ``cost``
 absent: figures are closed forms, shown before anything is simulated.
 narrative.md shows one as ``{{ figures.name }}``; the placeholder is replaced by plain text
 substitution, so a narrative is never executed as a template.
@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.checks.expressions import ExpressionError, evaluate
+from app.checks.names import fmt
 from app.course.content import LoadedCourse, LoadedStep
-from app.grading.expressions import ExpressionError, evaluate
-from app.grading.names import fmt
-from simulator.analytic import estimate
+from simulator.estimate import estimate
 
 PLACEHOLDER = re.compile(r"\{\{\s*figures\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 """``{{ figures.name }}`` in narrative.md (spaces inside the braces optional)."""
@@ -25,15 +25,10 @@ MISSING = "?"
 """Shown in place of a figure that is not declared or could not be computed."""
 
 
-def placeholders(narrative: str) -> list[str]:
-    """Names of the figures a narrative shows, in order of appearance (repeats kept)."""
-    return PLACEHOLDER.findall(narrative)
-
-
 def figure_names(course: LoadedCourse, step: LoadedStep) -> dict[str, Any]:
     """The names a step's figures are evaluated over: the reference design and the step's scenario.
 
-    ``estimate`` is simulator.analytic's estimate of the two (None without a scenario or a
+    ``estimate`` is simulator.estimate's estimate of the two (None without a scenario or a
     reference design); ``metrics`` and ``cost`` are None; ``budget_usd`` is the course budget.
     """
     scenario_name = step.step.scenario if step.step is not None else None

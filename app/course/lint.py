@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from jinja2 import TemplateSyntaxError
 from pydantic import ValidationError
 
+from app.checks.explanations import parsed
+from app.checks.expressions import parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
+from app.course.lint_grading import RULES as GRADING_RULES
 from app.course.narrative import heading_anchors
-from app.grading.explanations import parsed
-from app.grading.expressions import parse
-from app.grading.lint_rules import RULES as GRADING_RULES
 from simulator.design import Design
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _at(step: LoadedStep, severity: str, loc: tuple[str | int, ...], message: st
 def expression_syntax_error(expr: str) -> str | None:
     """None when ``expr`` parses as one Python expression (simpleeval's syntax), else why.
 
-    The tree is the grader's own (app.grading.expressions.parse, cached), so lint and grading
+    The tree is the grader's own (app.checks.expressions.parse, cached), so lint and grading
     agree on what parses and each expression is parsed once per process."""
     try:
         parse(expr)
@@ -61,7 +61,7 @@ def expression_syntax_error(expr: str) -> str | None:
 def template_syntax_error(text: str) -> str | None:
     """None when ``text`` parses as a Jinja2 template, else the error with its template line.
 
-    Parsed by the explanations' own environment (app.grading.explanations.parsed, cached)."""
+    Parsed by the explanations' own environment (app.checks.explanations.parsed, cached)."""
     try:
         parsed(text)
     except TemplateSyntaxError as exc:

@@ -1,5 +1,5 @@
-"""Grading: check expressions and explanations, the result of contract 3, and its formats.
+"""Grading: a design's checks and scenarios per step, the result of contract 3, and its formats.
 
-Submodules are imported where used (``app.grading.grader``, ``app.grading.expressions``) so that
-the course lint can load the expression rules without loading the grader.
+The check language the grader evaluates is app.checks. Submodules are imported where used
+(``app.grading.grader``, ``app.grading.reports``).
 """

@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import simulator
+from app.checks.explanations import ExplanationError, render_explanation
+from app.checks.expressions import ExpressionError, evaluate, names_used
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
-from app.grading.explanations import ExplanationError, render_explanation
-from app.grading.expressions import ExpressionError, evaluate, names_used
+from app.errors import BadInput, Unavailable
 from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
 from simulator import SIMULATOR_VERSION
-from simulator.analytic import Estimate, estimate
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
+from simulator.estimate import Estimate, estimate
 from simulator.pricing import Pricing, load_pricing
 from simulator.result import Cost, Metrics, SimulationResult
 from simulator.scenario import Scenario
@@ -106,6 +107,8 @@ class _Run:
     seed: int
     result: SimulationResult | None = None
     failure: str | None = None
+    problems: list[InputProblem] = field(default_factory=list)
+    """What the design must change when the simulation was refused (its fields named)."""
     estimate: Estimate | None = None
 
     @property
@@ -135,13 +138,18 @@ class _Grading:
         try:
             run.estimate = estimate(self.design, scenario)
             run.result = run_scenario(self.design, scenario, seed, self.material, self.simulate)
+        except Unavailable:  # not a verdict on the design: the whole grade could not run
+            raise
+        except BadInput as exc:  # refused for the design's (or scenario's) own fields
+            run.failure = f"simulating {name} was refused: {exc.detail}"
+            run.problems = [InputProblem.from_field_error(f) for f in exc.fields]
         except Exception as exc:  # reported on the checks that need it, never raised
             run.failure = f"simulating {name} failed: {type(exc).__name__}: {exc}"
         self.runs[name] = run
         return run
 
     def names(self, scenario_name: str | None) -> dict[str, Any]:
-        """The names a check sees (app.grading.names) for a scenario, or for none."""
+        """The names a check sees (app.checks.names) for a scenario, or for none."""
         run = self.run(scenario_name) if scenario_name else None
         return {
             "design": self.design,
@@ -232,8 +240,11 @@ def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
     status = _status([c.status for c in checks])
     message = ""
     truncated = bool(run and run.result and run.result.truncated)
+    errors = [c for c in checks if c.status == "error"]
     if run and run.failure:
         status, message = "error", run.failure
+    elif errors:
+        message = f"{len(errors)} of {len(checks)} checks could not run: {errors[0].message}"
     elif truncated:
         message = "the simulation was cut short by a bound on events or wall time"
     return StepResult(
@@ -281,7 +292,10 @@ def grade(
 
     ``seed`` is used for every scenario; None means each scenario's own ``seed``. ``simulate``
     defaults to ``simulator.simulate``. Never raises for a failing check, expression, template or
-    simulation: those become ``error`` checks and the result's status is ``error``.
+    simulation: those become ``error`` checks and the result's status is ``error``; a simulation
+    refused for the design's own fields (a BadInput) also lists those fields in ``errors``.
+    Raises app.errors.Unavailable when a simulation could not run through no fault of the design
+    (a dead worker, a busy pool): that is no grade at all.
     """
     grading = _Grading(design, material, seed, simulate)
     steps = [_grade_step(grading, loaded) for loaded in material.loaded.steps]
@@ -305,7 +319,16 @@ def grade(
         budget_usd=material.course.budget_usd,
         cost=steady.cost if steady else None,
         steps=steps,
+        errors=_refusal_problems(grading),
     )
+
+
+def _refusal_problems(grading: _Grading) -> list[InputProblem]:
+    """The fields named by every refused simulation of the grade, each once, in order."""
+    problems: list[InputProblem] = []
+    for run in grading.runs.values():
+        problems.extend(p for p in run.problems if p not in problems)
+    return problems
 
 
 def error_result(

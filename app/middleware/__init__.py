@@ -41,7 +41,11 @@ def install(app: FastAPI, settings: Settings) -> None:
     Call it before the session middleware is added, so the rate limits end up inside it.
     """
     configure_logging(settings.log_level)
-    app.add_middleware(RateLimitMiddleware, rules=rules_from(settings))
+    app.add_middleware(
+        RateLimitMiddleware,
+        rules=rules_from(settings),
+        storage_uri=settings.redis_url or "memory://",
+    )
     docs_csp = docs_policy(_docs_html(app)) if app.docs_url and app.openapi_url else None
     build_stack = app.build_middleware_stack
 

@@ -5,8 +5,8 @@ A rule names a route (its name and method; the route's own path pattern then mat
 and a limit such as ``10/minute``. Sign-in is counted per client address; grading and simulation
 per signed-in or guest learner (the session's user), else per client address (the JSON API has no
 session). Over the limit the answer is 429 with ``Retry-After``, as JSON, an htmx fragment or a
-page like any other error. Each app process counts on its own: N instances behind a proxy allow
-up to N times the limit (see deploy/README.md).
+page like any other error. With REDIS_URL the counts are kept in Redis, shared by every instance;
+without it each app process counts on its own (see deploy/README.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from fastapi.routing import iter_route_contexts
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage
+from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import Request
 from starlette.routing import BaseRoute, Match
@@ -27,6 +27,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.errors import DesignlabError
 from app.settings import Settings
 from app.web.errors import error_response
+
+STORAGE_TIMEOUTS = {"socket_timeout": 1.0, "socket_connect_timeout": 1.0}
+"""Redis socket timeouts of the shared store (seconds): a lost broker must not hang requests."""
 
 
 class TooManyRequests(DesignlabError):
@@ -85,10 +88,12 @@ def _key(scope: Scope, per: str) -> str:
 class RateLimitMiddleware:
     """Pure ASGI middleware; must sit inside the session middleware to see the session's user."""
 
-    def __init__(self, app: ASGIApp, *, rules: list[Rule]):
+    def __init__(self, app: ASGIApp, *, rules: list[Rule], storage_uri: str = "memory://"):
         self.app = app
         self.rules = rules
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+        # "memory://" (this process) or REDIS_URL (every instance); short timeouts on Redis.
+        options = {} if storage_uri.startswith("memory") else STORAGE_TIMEOUTS
+        self.limiter = MovingWindowRateLimiter(storage_from_string(storage_uri, **options))
         self._targets: list[tuple[Rule, Any]] | None = None
 
     def _targets_of(self, routes: list[BaseRoute]) -> list[tuple[Rule, Any]]:

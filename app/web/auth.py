@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import authenticate
+from app.deps import CsrfDep, SessionDep, UserDep, csrf_token
 from app.guest_work import hand_over_guest_work
 from app.models import Role, User
-from app.web.deps import CsrfDep, SessionDep, UserDep, csrf_token
 from app.web.templating import NOTICE, render
 
 router = APIRouter()

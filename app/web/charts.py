@@ -151,11 +151,10 @@ def cost_chart(cost: Cost) -> Chart:
     the budget marked; the summary compares the total with the budget."""
     items = sorted(((c, v) for c, v in cost.by_component.items() if v > 0), key=lambda cv: -cv[1])
     largest = ", ".join(f"{component_name(c)} {usd(v)}" for c, v in items[:3])
-    share = cost.monthly_usd / cost.budget_usd if cost.budget_usd else 0.0
-    verdict = "over" if cost.monthly_usd > cost.budget_usd else "within"
+    verdict = "over" if cost.over_budget else "within"
     summary = (
         f"Monthly cost {usd(cost.monthly_usd)} against a budget of {usd(cost.budget_usd)} "
-        f"({percent(share)}, {verdict} budget). Largest: {largest or 'none'}."
+        f"({percent(cost.budget_share)}, {verdict} budget). Largest: {largest or 'none'}."
     )
     spec = {
         "type": "bar",

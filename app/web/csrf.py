@@ -1,4 +1,10 @@
-"""The CSRF check of the learner's forms, which answer a refusal with the form still filled in."""
+"""The CSRF check of the learner's forms, which answer a refusal with the form still filled in.
+
+The token is this session's (app.deps.csrf_token), sent back as a form field or as the htmx
+header. Not the starlette-csrf library: its double-submit check reads the token from a request
+header only, which a plain HTML form cannot send, and every form here must work without
+JavaScript.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import Mapping
 
 from fastapi import Request
 
-from app.web.deps import CSRF_FIELD, CSRF_HEADER
+from app.deps import CSRF_FIELD, CSRF_HEADER
 
 
 def csrf_ok(request: Request, form: Mapping[str, str]) -> bool:

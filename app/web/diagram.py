@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.web.formatting import level, percent
-from simulator.analytic import Estimate
 from simulator.design import ConsumerGroup, Design
+from simulator.estimate import Estimate
+from simulator.groups import GROUPS, GroupName
 from simulator.result import Metrics, Timeseries
 
 WIDTH = 800
@@ -176,7 +177,9 @@ def _event_log(design: Design, x: float, height: float, timeseries: Timeseries |
     return Box("event-log", x, 8, width, height, "Event log", lines, cells, None, more)
 
 
-def _group(name: str, group: ConsumerGroup, x: float, y: float, utilisation: float | None) -> Box:
+def _group(
+    name: GroupName, group: ConsumerGroup, x: float, y: float, utilisation: float | None
+) -> Box:
     width = 196.0
     slots = group.instances * group.concurrency_per_instance
     lines = (
@@ -286,7 +289,7 @@ def architecture(
     """Lay out ``design``; utilisation from ``metrics`` (a simulation) if given, else from
     ``estimate``; hot partitions from the simulation's ``timeseries``."""
     utilisation, source = _utilisations(metrics, estimate)
-    rows = [8 + i * (GROUP_HEIGHT + GAP) for i in range(3)]
+    rows = [8 + i * (GROUP_HEIGHT + GAP) for i in range(len(GROUPS))]
     height = rows[-1] + GROUP_HEIGHT + 8
     api = Box(
         "run-api",
@@ -302,10 +305,10 @@ def architecture(
         ),
     )
     log = _event_log(design, LOG_X, height - 16, timeseries)
-    groups = design.consumers
-    agent = _group("agent", groups.agent, GROUP_X, rows[0], utilisation.get("agent"))
-    tool = _group("tool", groups.tool, GROUP_X, rows[1], utilisation.get("tool"))
-    state = _group("state", groups.state, GROUP_X, rows[2], utilisation.get("state"))
+    agent, tool, state = (
+        _group(name, design.consumers.by_name(name), GROUP_X, row, utilisation.get(name))
+        for name, row in zip(GROUPS, rows, strict=True)
+    )
     providers = _providers(design, SIDE_X, rows[0], estimate)
     fleet = _tools(design, SIDE_X, rows[1], utilisation.get("tool"))
     store = _store(design, SIDE_X, rows[2], utilisation.get("state"))

@@ -1,5 +1,11 @@
 """One way to answer an error: a DesignlabError (or an HTTP error) becomes a page, a fragment or
-JSON, chosen by what the client asked for. Registered on the app by ``install``."""
+JSON, chosen by what the client asked for. Registered on the app by ``install``.
+
+An htmx request's error fragment replaces the page's ``#request-error`` box (``HX-Retarget``), so
+the server's own words ("try again in 57 s") reach the learner whatever the request's target was;
+base.html's htmx ``responseHandling`` swaps the statuses that carry such a message. An
+``Unavailable`` error (503) carries ``Retry-After`` and is logged with the request's id.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +19,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from app.errors import BadInput, DesignlabError, NotFound
+from app.deps import get_current_user
+from app.errors import BadInput, DesignlabError, NotFound, Unavailable
 from app.models import User
-from app.web.deps import get_current_user
 from app.web.templating import is_htmx, render
 from simulator.errors import FieldError, InputFileError
 
@@ -34,9 +40,27 @@ def _field_dict(error: FieldError) -> dict[str, Any]:
     return {"file": error.file, "line": error.line, "field": error.field, "message": error.message}
 
 
+REQUEST_ERROR_TARGET = "#request-error"
+"""Where an htmx request's error fragment goes (the step page's box under its buttons)."""
+
+
 def error_response(request: Request, error: DesignlabError) -> Response:
     """``error`` as JSON ``{"error": {status, title, detail, fields}}``, an HTML fragment for
-    htmx, or a full HTML page."""
+    htmx (retargeted to REQUEST_ERROR_TARGET), or a full HTML page. An Unavailable error gets
+    ``Retry-After`` and a log line."""
+    response = _error_body(request, error)
+    if isinstance(error, Unavailable):
+        log.warning(
+            "answered %s: %s",
+            error.status,
+            error.detail,
+            extra={"path": request.url.path, "retry_after_s": error.retry_after_seconds},
+        )
+        response.headers["Retry-After"] = str(error.retry_after_seconds)
+    return response
+
+
+def _error_body(request: Request, error: DesignlabError) -> Response:
     if wants_json(request):
         body = {
             "error": {
@@ -52,8 +76,12 @@ def error_response(request: Request, error: DesignlabError) -> Response:
         "user": _page_user(request),
         "show_fields": _show_fields(request, error),
     }
-    template = "_error.html" if is_htmx(request) else "error.html"
-    return render(request, template, context, status_code=error.status)
+    if not is_htmx(request):
+        return render(request, "error.html", context, status_code=error.status)
+    response = render(request, "_error.html", context, status_code=error.status)
+    response.headers["HX-Retarget"] = REQUEST_ERROR_TARGET
+    response.headers["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _page_user(request: Request) -> User | None:

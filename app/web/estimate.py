@@ -3,7 +3,7 @@
 ``POST /steps/{slug}/estimate`` takes the decision form as it is being edited (htmx sends it
 300 ms after the last keystroke) and answers the ``estimate`` block of the step page: capacity,
 utilisation, events in flight, drain time and the monthly cost against the budget, from
-``simulator.analytic.estimate`` and ``simulator.cost.monthly_cost``. It saves nothing, so it
+``simulator.estimate.estimate`` and ``simulator.cost.monthly_cost``. It saves nothing, so it
 needs no CSRF token; a value that does not validate is reported in the panel.
 """
 
@@ -20,9 +20,9 @@ from app.grading.grader import CourseMaterial
 from app.web.forms import read_decisions
 from app.web.step_request import StepDep
 from app.web.templating import render
-from simulator.analytic import Estimate, estimate
 from simulator.cost import monthly_cost
 from simulator.design import Design
+from simulator.estimate import Estimate, estimate
 from simulator.result import Cost
 
 router = APIRouter()
@@ -42,12 +42,12 @@ class EstimateView:
     @property
     def over_budget(self) -> bool:
         """True when the month costs more than the budget."""
-        return self.cost.monthly_usd > self.cost.budget_usd
+        return self.cost.over_budget
 
     @property
     def budget_share(self) -> float:
         """Monthly cost as a fraction of the budget."""
-        return self.cost.monthly_usd / self.cost.budget_usd if self.cost.budget_usd else 0.0
+        return self.cost.budget_share
 
 
 def estimate_view(

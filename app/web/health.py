@@ -1,4 +1,5 @@
-"""``/healthz``: database status, simulator version and whether the course loaded (JSON)."""
+"""``/healthz``: database status, simulator version, whether the course loaded and, with
+REDIS_URL, the task queue: the broker, the workers answering, jobs running and waiting (JSON)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ router = APIRouter()
 @router.get("/healthz", name="healthz")
 def healthz(request: Request) -> JSONResponse:
     """200 with ``status: ok`` when the database answers (503 otherwise). The course's state is
-    reported but does not fail the check: a broken step must not take the instance out."""
+    reported but does not fail the check: a broken step must not take the instance out. Nor does
+    the task queue's (``task_queue``): a lost broker would take every instance out at once, pages
+    that need no simulation included; alert on its ``status`` or /metrics' designlab_broker_up."""
     database = database_status(request.app.state.engine)
     loaded: LoadedCourse = request.app.state.course_cache.get()
     body = {
@@ -29,4 +32,7 @@ def healthz(request: Request) -> JSONResponse:
             "errors": len(loaded.errors),
         },
     }
+    watcher = request.app.state.queue_watcher
+    if watcher is not None:  # reported, not failing the check: see the docstring
+        body["task_queue"] = watcher.read().as_health()
     return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)

@@ -15,6 +15,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app import simpool
 from app.course.content import LoadedCourse
+from app.deps import CourseDep, CsrfDep, SessionDep, UserDep, csrf_token
 from app.errors import DesignlabError, Forbidden, NotFound
 from app.export import grades_csv
 from app.instructor.class_progress import class_table, hardest_checks, learner_detail
@@ -22,7 +23,6 @@ from app.instructor.health import SelfTests, clean_files, course_version, findin
 from app.instructor.preview import find_design, preview_designs, read_design
 from app.models import Role, User
 from app.step_runs import ensure_runs, grade_off_loop
-from app.web.deps import CourseDep, CsrfDep, SessionDep, UserDep, csrf_token
 from app.web.results import step_results
 from app.web.step_request import StepDep
 from app.web.step_views import add_step_views
@@ -175,7 +175,8 @@ async def preview_page(
     )
     results = None
     if shown is not None and step.available:
-        runs = await ensure_runs(session, shown, material, [step])
+        client = simpool.client_key(user.id if user is not None else None, None)
+        runs = await ensure_runs(session, shown, material, [step], client)
         graded = await grade_off_loop(shown, material, [step], runs)
         results = step_results(graded.steps[0], runs)
     add_step_views(context, session, material, step, results=results)
@@ -190,9 +191,14 @@ def _sign_in_redirect(request: Request, exc: Exception) -> Response:
     return RedirectResponse(target, status_code=303)
 
 
+SELF_TEST_CLIENT = "course:self-test"
+"""The pool's client of the self-test runs: one of its own, so they take at most one share of the
+workers and learners with nothing running go first."""
+
+
 def _pooled(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
     """``simulator.simulate`` in the app's process pool, bounded like a learner's run."""
-    return simpool.pool().simulate(design, scenario, seed)
+    return simpool.pool().simulate(design, scenario, seed, SELF_TEST_CLIENT)
 
 
 def install(app: FastAPI) -> None:

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
+from app.deps import CourseDep, SessionDep, SettingsDep, UserDep, csrf_token
 from app.models import StepStatus
 from app.progress import resume_step, standings
-from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep, csrf_token
 from app.web.step_page import can_see_problems
 from app.web.step_request import StepDep
 from app.web.step_views import add_step_views

@@ -19,8 +19,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import RedirectResponse, Response
 
-from app.api.router import MaterialDep
+from app import simpool
 from app.course.content import LoadedCourse
+from app.deps import (
+    CourseDep,
+    CsrfDep,
+    MaterialDep,
+    SessionDep,
+    SettingsDep,
+    UserDep,
+    csrf_token,
+)
 from app.designs import load_design, save_design
 from app.grading.grader import CourseMaterial
 from app.grading.result import GradeResult, StepResult
@@ -31,7 +40,6 @@ from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
 from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
-from app.web.deps import CourseDep, CsrfDep, SessionDep, SettingsDep, UserDep, csrf_token
 from app.web.submissions import EXPIRED
 from app.web.templating import NOTICE, render
 from simulator.design import Design
@@ -117,7 +125,10 @@ async def report_context(
     **extra: Any,
 ) -> dict[str, Any]:
     """Everything report.html shows for ``design`` (simulating what is not cached)."""
-    runs = await ensure_runs(session, design, material, material.loaded.steps)
+    address = request.client.host if request.client else None
+    account = user.id if user is not None and user.email else None
+    client = simpool.client_key(account, address)
+    runs = await ensure_runs(session, design, material, material.loaded.steps, client)
     await run_in_threadpool(session.commit)
     graded = await grade_off_loop(design, material, material.loaded.steps, runs)
     standing = standings(session, user.id if user else None, course)

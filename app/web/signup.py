@@ -14,10 +14,10 @@ from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import MIN_PASSWORD_LENGTH, create_user, hash_password, normalise_email
+from app.deps import SessionDep, UserDep, csrf_token
 from app.models import Role, User
 from app.web.auth import local_path, sign_in
 from app.web.csrf import csrf_ok
-from app.web.deps import SessionDep, UserDep, csrf_token
 from app.web.templating import NOTICE, render
 
 router = APIRouter()

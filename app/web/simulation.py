@@ -6,6 +6,11 @@ and the learner's progress on the step and each check's verdict are recorded. Wi
 answer is the results block, with the rail, the architecture and the new design version swapped
 out of band; without JavaScript it redirects to the step page, which shows the same results for
 the saved design.
+
+A run is recorded only when every simulation it needs ran: a simulation refused for the design's
+own fields (422, the fields named) or one that could not run now (503 with Retry-After: a dead
+worker, a busy pool) records no attempt and no verdict; the learner is told why, and that
+nothing was counted.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
+from app import simpool
 from app.check_outcomes import record_check_outcomes
 from app.grading.result import StepResult
 from app.progress import record_run
@@ -44,7 +50,7 @@ async def run_step(at: StepDep) -> Response:
         outcome = save_submission(at, form)
         if not isinstance(outcome, Saved):
             return outcome
-        runs = cached_runs(at.session, outcome.design, at.material, [at.step])
+        runs = cached_runs(at.session, outcome.design, at.material, [at.step], counted=True)
         if runs is None:
             return outcome
         return Answer(at, outcome, runs).grade_record_and_render()
@@ -52,7 +58,13 @@ async def run_step(at: StepDep) -> Response:
     saved = await run_in_threadpool(save_and_answer_from_cache)
     if not isinstance(saved, Saved):
         return saved
-    runs = await ensure_runs(at.session, saved.design, at.material, [at.step])
+    learner = saved.learner
+    address = at.request.client.host if at.request.client else None
+    client = simpool.client_key(learner.id if learner.email else None, address)
+    runs = await ensure_runs(at.session, saved.design, at.material, [at.step], client)
+    failed = runs.unavailable() or runs.refusal()
+    if failed is not None:  # nothing recorded: not an attempt
+        raise failed
     return await run_in_threadpool(Answer(at, saved, runs).grade_record_and_render)
 
 

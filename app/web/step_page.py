@@ -18,12 +18,12 @@ from sqlalchemy.orm import Session
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.figures import narrative_with_figures
 from app.course.narrative import headings, render_markdown
+from app.deps import csrf_token
 from app.designs import load_design
 from app.errors import NotFound
 from app.models import Role, User
 from app.progress import score_so_far, standings
 from app.settings import Settings
-from app.web.deps import csrf_token
 from app.web.forms import build_fields
 from simulator.design import Design
 

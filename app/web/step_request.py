@@ -13,12 +13,11 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from app.api.router import MaterialDep
 from app.course.content import LoadedCourse, LoadedStep
+from app.deps import CourseDep, MaterialDep, SessionDep, SettingsDep, UserDep
 from app.grading.grader import CourseMaterial
 from app.models import User
 from app.settings import Settings
-from app.web.deps import CourseDep, SessionDep, SettingsDep, UserDep
 from app.web.step_page import find_step, step_page_context
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import simpy
 
+from simulator.capacity import capacity_limits, smallest_limit
 from simulator.design import CommitMode, Design
 from simulator.engine.consumers import ConsumerGroup, Stage
 from simulator.engine.eventlog import Topic, build_topic
@@ -43,7 +44,8 @@ from simulator.engine.metrics import (
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.tools import RunnerPool
-from simulator.engine.workload import GROUPS, Workload, build_workload
+from simulator.engine.workload import Workload, build_workload
+from simulator.groups import GROUPS
 from simulator.result import FaultWindow, GroupMetrics, Metrics, SimulationResult, Timeseries
 from simulator.scenario import Scenario, WorkerCrash
 
@@ -297,23 +299,8 @@ class Simulation:
         return self._first[name]
 
     def _capacity(self, name: str, mean_step: float) -> float:
-        design = self.design
-        cfg = getattr(design.consumers, name)
-        parallel = min(design.event_log.partitions, cfg.instances * cfg.concurrency_per_instance)
-        caps: list[float] = []
-        if name == "agent":
-            primary = design.model.primary
-            parallel = min(parallel, primary.max_concurrency)
-            caps.append(primary.rpm / 60.0)
-            tokens = self.workload.tokens_per_call
-            if tokens > 0:
-                caps.append(primary.tpm / 60.0 / tokens)
-        elif name == "tool":
-            parallel = min(parallel, design.tools.runners * design.tools.concurrency_per_runner)
-        else:
-            caps.append(design.state_store.write_capacity_per_second)
-        caps.append(parallel / mean_step if mean_step > 0 else float("inf"))
-        return float(min(caps))
+        limits = capacity_limits(self.design, name, mean_step, self.workload.tokens_per_call)
+        return float(smallest_limit(limits)[0])
 
     def _result(self) -> SimulationResult:
         groups = self.groups
@@ -477,7 +464,7 @@ def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]
     """The workload's numpy generator and one ``random.Random`` per group, all from ``seed``."""
     children = np.random.SeedSequence(seed).spawn(1 + len(GROUPS))
     workload_rng = np.random.Generator(np.random.PCG64(children[0]))
-    rngs = {
+    rngs: dict[str, random.Random] = {
         name: random.Random(int(children[i + 1].generate_state(2, np.uint64)[0]))
         for i, name in enumerate(GROUPS)
     }
@@ -505,17 +492,13 @@ def simulate(
     design: Design,
     scenario: Scenario,
     seed: int | None = None,
-    *,
-    pricing: Any = None,
-    budget_usd: float | None = None,
 ) -> SimulationResult:
-    """Simulate ``design`` under ``scenario`` and return its metrics, time series and cost.
+    """Simulate ``design`` under ``scenario`` and return its metrics and time series (the monthly
+    cost is ``simulator.cost.monthly_cost`` of the metrics).
 
-    ``seed`` (default: ``scenario.seed``) seeds every random draw. ``pricing`` (a
-    ``simulator.pricing.Pricing``) adds the monthly ``cost`` against ``budget_usd`` (0 when not
-    given). Same design, scenario, seed and ``SIMULATOR_VERSION`` give byte-identical
-    ``result.model_dump_json()``. Raises ``ValueError`` when the scenario would produce more than
-    ``simulator.engine.workload.MAX_EVENTS`` step events.
+    ``seed`` (default: ``scenario.seed``) seeds every random draw. Same design, scenario, seed and
+    ``SIMULATOR_VERSION`` give byte-identical ``result.model_dump_json()``. Raises ``ValueError``
+    when the scenario would produce more than ``simulator.engine.workload.MAX_EVENTS`` step events.
     """
     seed = scenario.seed if seed is None else seed
     env = simpy.Environment()
@@ -524,11 +507,4 @@ def simulate(
     sim = Simulation(env, design, scenario, workload, rngs)
     result = sim.run().model_copy(update={"seed": seed})
     sim.release()
-    if pricing is not None:
-        from simulator.cost import monthly_cost
-
-        cost = monthly_cost(
-            design, scenario, pricing, budget_usd=budget_usd or 0.0, metrics=result.metrics
-        )
-        result = result.model_copy(update={"cost": cost})
     return result

@@ -5,7 +5,7 @@ A scenario drives the simulator in one of two ways (``simulator.scenario.Load``)
 - **runs** (``runs_per_second``): runs arrive (Poisson, or evenly spaced in deterministic mode) and
   each fans out into model calls (the agent consumer group), tool calls (the tool group) and state
   writes (the state group), shaped by the design's orchestration with the closed forms' rule
-  (:func:`simulator.analytic.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
+  (:func:`simulator.fan_out.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
   planned step events by ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the
   model calls, a ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly
   over the runs: run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind.
@@ -42,12 +42,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulator.analytic import fan_out_per_run
 from simulator.design import Design
+from simulator.fan_out import fan_out_per_run
+from simulator.groups import GROUPS
 from simulator.scenario import Scenario, StepTime
-
-GROUPS: tuple[str, ...] = ("agent", "tool", "state")
-"""The three consumer groups, in the order the simulator processes them."""
 
 MAX_EVENTS = 20_000_000
 """Upper bound on step events in one simulation (memory guard, about 1 GB of arrays)."""

@@ -216,3 +216,73 @@ def test_case12_a_json_body_too_deep_or_with_a_huge_integer_is_422_not_500(
         response = simulated_api.post(url, content=body, headers=JSON_BODY)
         assert response.status_code == 422, (url, response.text)
         assert says in response.text
+
+
+def _post_reference(client: TestClient, path: str = "/api/v1/grade"):
+    design_file = SIMULATED / "designs" / "reference.yaml"
+    return client.post(
+        path, content=design_file.read_bytes(), headers={"content-type": "application/yaml"}
+    )
+
+
+def test_case_4_a_dead_worker_is_503_with_retry_after_and_no_grade(simulated_api, monkeypatch):
+    """The pool's worker died: nothing was graded, so no 200 with status error: 503, Retry-After,
+    a message saying to try again."""
+    from app.errors import Unavailable
+
+    async def died(design, scenario, seed, client="address:unknown"):
+        raise Unavailable("The worker process stopped. Nothing was counted; try again in 2 s.",
+                          retry_after_seconds=2)  # fmt: skip
+
+    monkeypatch.setattr("app.simpool.simulate", died)
+    response = _post_reference(simulated_api)
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "2"
+    body = response.json()
+    assert body["status"] == "error" and "try again" in body["message"]
+    simulated = _post_reference(simulated_api, "/api/v1/simulate?scenario=tiny")
+    assert simulated.status_code == 503 and simulated.headers["Retry-After"] == "2"
+
+
+def test_case_5_an_internal_failure_is_503_with_retry_after_never_200_error(
+    simulated_api, monkeypatch
+):
+    async def broken(design, scenario, seed, client="address:unknown"):
+        raise RuntimeError("a bug in the simulator")
+
+    monkeypatch.setattr("app.simpool.simulate", broken)
+    response = _post_reference(simulated_api)
+    assert response.status_code == 503
+    assert int(response.headers["Retry-After"]) >= 1
+    body = response.json()
+    assert body["status"] == "error"
+    assert "try again" in body["message"]
+    assert any("a bug in the simulator" in s["message"] for s in body["steps"])
+
+
+def test_case_5_a_step_over_the_size_budget_is_422_and_every_error_has_a_message(make_settings):
+    app = create_app(make_settings(steps_dir=SIMULATED, sim_max_step_events=10))
+    with TestClient(app) as client:
+        response = _post_reference(client)
+    assert response.status_code == 422
+    body = response.json()
+    assert body["status"] == "error"
+    errored = [s for s in body["steps"] if s["status"] == "error"]
+    assert errored
+    for step in errored:
+        assert "too large to simulate" in step["message"]
+        for check in step["checks"]:
+            assert check["status"] != "error" or check["message"]
+    assert {e["field"] for e in body["errors"]} >= {"duration_seconds"}
+
+
+def test_case_5_openapi_lists_every_status_each_route_returns(api):
+    spec = api.get("/api/openapi.json").json()
+    grade = spec["paths"]["/api/v1/grade"]["post"]["responses"]
+    simulate = spec["paths"]["/api/v1/simulate"]["post"]["responses"]
+    assert set(grade) == {"200", "413", "415", "422", "429", "503"}
+    assert set(simulate) == {"200", "404", "413", "415", "422", "429", "503"}
+    assert "Retry-After" in grade["503"]["headers"]
+    assert grade["503"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/GradeResult"
+    }

@@ -27,7 +27,6 @@ def test_environment_variables_are_read(monkeypatch):
     assert settings.database_url == "postgresql+psycopg://u:p@db:5432/designlab"
     assert settings.steps_dir == Path("/srv/course")
     assert settings.debug is True
-    assert not settings.is_sqlite
 
 
 @pytest.mark.parametrize("env", ["production", "test"])

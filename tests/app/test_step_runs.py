@@ -55,7 +55,7 @@ def test_a_simulation_that_raises_makes_its_checks_errors_and_is_not_cached(
     upgrade(database_url)
     factory = make_sessionmaker(make_engine(database_url))
 
-    async def broken(design, scenario, seed):
+    async def broken(design, scenario, seed, client):
         raise RuntimeError("worker died")
 
     monkeypatch.setattr("app.step_runs.simulate_off_loop", broken)

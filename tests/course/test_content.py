@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from app.course.content import LoadedCourse
-from app.course.figures import MISSING, narrative_with_figures, placeholders, step_figures
+from app.course.figures import MISSING, PLACEHOLDER, narrative_with_figures, step_figures
 from app.course.narrative import heading_anchors
 from simulator.design import Design
 from simulator.files import load_design
@@ -67,7 +67,7 @@ def test_every_figure_is_declared_used_and_computed(course: LoadedCourse):
     for step in course.steps:
         assert step.step is not None
         shown = step_figures(course, step)
-        used = set(placeholders(step.narrative))
+        used = set(PLACEHOLDER.findall(step.narrative))
         assert used == set(step.step.figures), f"{step.folder}: placeholders vs figures"
         assert all(text and text != MISSING for text in shown.values()), (step.folder, shown)
         assert not PLACEHOLDER_LEFT.search(narrative_with_figures(course, step)), step.folder

@@ -7,10 +7,12 @@ import pytest
 
 from app.course.content import LoadedCourse
 from app.course.figures import step_figures
-from simulator import analytic
 from simulator.assignment import assign_partitions, member_ids, partition_counts
+from simulator.capacity import capacity_eps
+from simulator.closed_forms.batches import batch_seconds, poll_interval_exceeded
+from simulator.closed_forms.drain import backlog_after_outage, drain_seconds
+from simulator.closed_forms.saga import saga_outcomes
 from simulator.poison import backoffs_for_policy, stall_seconds
-from simulator.saga import saga_outcomes
 
 
 def _narrative(course: LoadedCourse, slug: str) -> str:
@@ -33,10 +35,10 @@ def test_step_5_slow_batch_numbers(course: LoadedCourse):
     text = _narrative(course, "agents-tools-model")
     assert "a batch of 50 records at 2 s each, one after another, takes 100 s" in text
     assert "at 7 s each it takes 350 s and its consumer is kicked" in text
-    assert analytic.batch_seconds(50, 2.0) == 100
-    assert not analytic.poll_interval_exceeded(50, 2.0)
-    assert analytic.batch_seconds(50, 7.0) == 350
-    assert analytic.poll_interval_exceeded(50, 7.0)
+    assert batch_seconds(50, 2.0) == 100
+    assert not poll_interval_exceeded(50, 2.0)
+    assert batch_seconds(50, 7.0) == 350
+    assert poll_interval_exceeded(50, 7.0)
 
 
 def test_step_9_sizing_example_numbers(course: LoadedCourse):
@@ -44,11 +46,11 @@ def test_step_9_sizing_example_numbers(course: LoadedCourse):
     assert "48 partitions at 2.0 s a step against 20 events/s give 4 events/s of headroom" in text
     assert "a 3-minute outage becomes a 15-minute recovery" in text
     assert "with 40 partitions capacity equals arrivals and the backlog never drains" in text
-    capacity = analytic.capacity_eps(48, 2.0)
+    capacity = capacity_eps(48, 2.0)
     assert capacity - 20 == pytest.approx(4)
-    backlog = analytic.backlog_after_outage(20, 180)
-    assert analytic.drain_seconds(backlog, capacity, 20) == pytest.approx(15 * 60)
-    assert analytic.drain_seconds(backlog, analytic.capacity_eps(40, 2.0), 20) is None
+    backlog = backlog_after_outage(20, 180)
+    assert drain_seconds(backlog, capacity, 20) == pytest.approx(15 * 60)
+    assert drain_seconds(backlog, capacity_eps(40, 2.0), 20) is None
 
 
 def test_step_10_saga_figures_match_the_closed_forms(course: LoadedCourse):

@@ -7,9 +7,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, func, select
 from starlette.types import Message, Receive, Scope, Send
 
+from app.deps import SessionDep
 from app.main import create_app
 from app.models import Role, User
-from app.web.deps import SessionDep
 
 
 def test_the_session_commits_before_the_response_starts(make_settings):

@@ -249,7 +249,12 @@ def test_random_and_extreme_values_on_every_form_and_api_route(app_and_clients, 
         follow_redirects=False,
     )
     STATISTICS[(re.sub(r"^/steps/[^/]+", "/steps/{slug}", route), response.status_code)] += 1
-    assert response.status_code < 500, f"{route}: {response.status_code} {response.text[:300]}"
+    # 503 with Retry-After is the documented answer when the machine, not the request, failed
+    # (a time budget run out on a loaded machine): "try again, nothing was counted".
+    infrastructure = response.status_code == 503 and "retry-after" in response.headers
+    assert response.status_code < 500 or infrastructure, (
+        f"{route}: {response.status_code} {response.text[:300]}"
+    )
     assert "Traceback" not in response.text, route
     if who == "visitor":
         visitor.cookies.clear()
@@ -263,5 +268,7 @@ def teardown_module() -> None:
     if STATISTICS:
         lines = [f"  {route} {status}: {n}" for (route, status), n in sorted(STATISTICS.items())]
         total = sum(STATISTICS.values())
-        errors = sum(n for (_, status), n in STATISTICS.items() if status >= 500)
-        print(f"\nform fuzz: {total} requests, {errors} server errors\n" + "\n".join(lines))
+        errors = sum(n for (_, status), n in STATISTICS.items() if status >= 500 and status != 503)
+        retry = sum(n for (_, status), n in STATISTICS.items() if status == 503)
+        head = f"form fuzz: {total} requests, {errors} server errors, {retry} try-again (503)"
+        print("\n" + head + "\n" + "\n".join(lines))

@@ -126,3 +126,21 @@ def test_case6_a_design_with_a_key_given_twice_exits_2_naming_file_line_and_key(
     assert outcome.exit_code == 2, outcome.output
     assert f"error: {design}:4: event_log.partitions: duplicate key 'partitions'" in outcome.stderr
     assert json.loads(outcome.stdout)["status"] == "error"
+
+
+SIMULATED = Path(__file__).parent / "fixtures" / "simulated"
+
+
+def test_case_15_grade_has_the_servers_size_budget_and_exits_2_naming_the_fields():
+    """A simulation over --max-step-events is refused up front: exit 2 (bad input, as the server's
+    422), every error step says why, and ``errors`` names the fields."""
+    design = SIMULATED / "designs" / "reference.yaml"
+    args = ["grade", str(design), "--format", "json", "--steps-dir", str(SIMULATED)]
+    assert runner.invoke(main, args).exit_code == 0
+    outcome = runner.invoke(main, [*args, "--max-step-events", "10"])
+    assert outcome.exit_code == 2, outcome.output
+    data = json.loads(outcome.stdout)
+    assert data["status"] == "error"
+    assert {e["field"] for e in data["errors"]} >= {"duration_seconds"}
+    errored = [s for s in data["steps"] if s["status"] == "error"]
+    assert errored and all("too large to simulate" in s["message"] for s in errored)

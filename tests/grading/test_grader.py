@@ -114,6 +114,17 @@ def test_a_failing_expression_is_an_error_not_a_crash(tmp_path):
     assert [c.status for c in result.steps[0].checks] == ["fail", "pass"]
 
 
+def test_case_5_a_step_with_an_error_check_says_why_in_its_own_message(tmp_path):
+    """A step graded error because of one of its checks carries that check's reason, never ""."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    _edit_check(course, "design.event_log.partitions >= 40", "metrics.capacity_eps >= 20")
+    step = grade(Design(), load_material(course)).steps[1]
+    assert step.status == "error"
+    assert step.message.startswith("1 of 2 checks could not run: ")
+    assert "metrics is not available here" in step.message
+
+
 def test_a_failing_explanation_is_an_error(tmp_path):
     """A template that reads metrics where there are none makes its check an error."""
     course = tmp_path / "course"

@@ -9,6 +9,7 @@ import pytest
 from simulator.cost import model_calls_per_run, monthly_cost, monthly_load, repeat_token_usd
 from simulator.design import Design
 from simulator.errors import InputFileError
+from simulator.fan_out import fan_out_per_run
 from simulator.pricing import Pricing, load_pricing
 from simulator.result import Metrics
 from simulator.scenario import Scenario, WorkerCrash
@@ -162,6 +163,45 @@ def test_token_budget_per_run_stops_the_run():
     shape = model_calls_per_run(design, Scenario(name="peak").load)
     assert shape.model_calls == pytest.approx(10)
     assert "token budget" in shape.rule
+
+
+def test_a_budget_the_run_fits_in_is_not_named_as_stopping_it():
+    """20 planned calls x 1,800 tokens = 36,000: a 36,000-token budget does not stop the run."""
+    design = durable_design(orchestration__token_budget_per_run=36_000)
+    shape = model_calls_per_run(design, Scenario(name="peak").load)
+    assert shape.model_calls == 20
+    assert "token budget" not in shape.rule
+
+
+@pytest.mark.parametrize(
+    ("pattern", "subagents", "budget"),
+    [
+        ("orchestrator_worker", 5, None),
+        ("peer_agents", None, None),
+        ("peer_agents", None, 40_000),
+        ("single_agent", 5, 5_000),
+    ],
+)
+def test_the_bill_prices_the_calls_the_estimate_and_simulation_use(pattern, subagents, budget):
+    """Model calls per run on the bill are the workload's own (simulator.fan_out)."""
+    design = durable_design(
+        orchestration__pattern=pattern,
+        orchestration__max_subagents=subagents,
+        orchestration__token_budget_per_run=budget,
+    )
+    load = Scenario(name="peak").load
+    assert (
+        model_calls_per_run(design, load).model_calls == fan_out_per_run(design, load).model_calls
+    )
+
+
+def test_the_budget_verdict_and_share(pricing):
+    """Over budget when the month costs more than the budget; the share is cost / budget."""
+    cost = monthly_cost(durable_design(), Scenario(name="peak"), pricing, budget_usd=BUDGET_USD)
+    assert cost.budget_share == pytest.approx(cost.monthly_usd / BUDGET_USD)
+    assert cost.over_budget is (cost.monthly_usd > BUDGET_USD)
+    free = cost.model_copy(update={"budget_usd": 0.0})
+    assert free.budget_share == 0.0 and free.over_budget
 
 
 def test_durable_dedupe_pays_nothing_again(pricing):

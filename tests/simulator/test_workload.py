@@ -52,7 +52,7 @@ def test_a_run_fans_out_into_20_model_calls_12_tool_calls_40_state_writes() -> N
 
 
 def test_uncapped_peer_agents_multiply_the_fan_out() -> None:
-    """Peer agents without max_subagents: 2.5 x the planned step events (simulator.analytic)."""
+    """Peer agents without max_subagents: 2.5 x the planned step events (simulator.fan_out)."""
     scenario = runs_scenario(arrivals="even")
     capped = build_workload(design(pattern="peer_agents", max_subagents=5), scenario, rng())
     uncapped = build_workload(design(pattern="peer_agents"), scenario, rng())

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.web.diagram import MAX_PARTITION_CELLS, architecture
-from simulator.analytic import estimate
 from simulator.design import Design
+from simulator.estimate import estimate
 from simulator.result import GroupMetrics, Metrics, Timeseries
 from simulator.scenario import Scenario
 from tests.web.html import soup

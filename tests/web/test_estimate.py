@@ -9,9 +9,9 @@ import pytest
 from app.grading.grader import load_material
 from app.models import DesignRecord
 from app.web.formatting import duration, eps, percent, usd_short
-from simulator.analytic import estimate
 from simulator.cost import monthly_cost
 from simulator.design import Design
+from simulator.estimate import estimate
 from tests.web.html import soup
 from tests.web.learner import HX, rows, step_form, words
 from tests.web.learner_course import write_learner_course

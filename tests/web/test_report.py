@@ -212,3 +212,14 @@ def test_the_overview_leads_to_the_report_card_once_a_step_was_run(learner, make
     assert link is not None and link["href"].endswith("/report")
     assert link.get_text(strip=True) == "Your report card"
     assert soup(make_client().get("/")).select_one("#report-link") is None  # not for a newcomer
+
+
+def test_case_5_a_step_that_could_not_run_says_why_on_the_report_card(make_client, learner_dir):
+    """A step whose simulation is over the size budget shows "could not run" with the reason."""
+    client = make_client(steps_dir=learner_dir, sim_max_step_events=10)
+    page = soup(client.get("/report"))
+    rows_ = page.select("tr.row-error")
+    assert rows_, "a simulated step must be over a budget of 10 events"
+    for row in rows_:
+        reason = row.select_one(".why-not-run")
+        assert reason is not None and "too large to simulate" in words(reason)

@@ -269,3 +269,122 @@ def test_changing_an_earlier_decision_marks_later_steps_to_rerun(learner, make_s
     page = soup(learner.get("/steps/event-log"))
     assert page.select_one("#results ol.checks") is None
     assert "changed since your last run" in page.select_one("#results .notice").get_text()
+
+
+def _dead_worker_error():
+    """What the pool raises when the worker simulating dies (app.simpool)."""
+    from pebble import ProcessExpired
+
+    from app.simpool import Job, PoolLimits, SimulationPool
+
+    pool = SimulationPool(PoolLimits(workers=1, timeout_seconds=30, max_step_events=2_000_000))
+    scenario = load_material(write_learner_course_for_errors()).loaded.scenarios["crash"]
+    job = Job("address:testclient", Design(), scenario, 11, 0.0, 30.0, 0)
+    return pool._refusal(ProcessExpired("Abnormal termination", code=-9, pid=1), job)
+
+
+def write_learner_course_for_errors() -> Path:
+    import tempfile
+
+    return write_learner_course(Path(tempfile.mkdtemp(prefix="designlab-course-")) / "course")
+
+
+def test_case_4_a_dead_worker_records_no_attempt_no_verdict_and_says_try_again(
+    learner, make_settings, monkeypatch, caplog
+):
+    """The worker dies mid-run: 503 with Retry-After, the learner reads that the simulation could
+    not run, nothing was counted, try again; no attempt and no first verdict are recorded, so
+    the next real run is the learner's first; the 503 is logged with the request id."""
+    from app.logs import RequestIdFilter
+
+    died = _dead_worker_error()
+
+    async def dead_worker(*args):
+        raise died
+
+    monkeypatch.setattr("app.step_runs.simulate_off_loop", dead_worker)
+    caplog.handler.addFilter(RequestIdFilter())
+    form = step_form(learner, "event-log", event_log__partitions="12")
+    response = learner.post(
+        "/steps/event-log/run", data=form, headers={**HX, "X-Request-ID": "case-4-run"}
+    )
+    assert response.status_code == 503
+    assert int(response.headers["Retry-After"]) >= 1
+    assert response.headers["HX-Retarget"] == "#request-error"
+    box = words(soup(response).select_one("#request-error"))
+    assert box.startswith("The simulation could not run")
+    assert "Nothing was counted; try again" in box
+    assert "BrokenProcessPool" not in response.text and "ProcessExpired" not in response.text
+    settings = make_settings()
+    assert rows(settings, CheckOutcome) == []
+    progress = {p.step_id: p for p in rows(settings, StepProgress)}["event-log"]
+    assert (progress.attempts, progress.status) == (0, StepStatus.in_progress)
+    logged = [r for r in caplog.records if r.levelname == "WARNING" and "503" in r.getMessage()]
+    assert logged and logged[0].request_id == "case-4-run"
+
+    monkeypatch.undo()
+    run(learner, "event-log", event_log__partitions="12")
+    outcomes = {o.check_id: o for o in rows(settings, CheckOutcome)}
+    assert outcomes["enough-partitions"].first_status == "fail"
+    assert outcomes["enough-partitions"].attempts == 1
+
+
+def test_case_4_without_javascript_a_dead_worker_is_a_503_page_saying_try_again(
+    learner, make_settings, monkeypatch
+):
+    died = _dead_worker_error()
+
+    async def dead_worker(*args):
+        raise died
+
+    monkeypatch.setattr("app.step_runs.simulate_off_loop", dead_worker)
+    form = step_form(learner, "event-log", event_log__partitions="30")
+    response = learner.post("/steps/event-log/run", data=form, follow_redirects=False)
+    assert response.status_code == 503 and response.headers["Retry-After"]
+    assert "Nothing was counted; try again" in words(soup(response).select_one(".error-box"))
+    assert rows(make_settings(), CheckOutcome) == []
+
+
+def test_case_4_a_run_over_the_size_budget_is_refused_naming_fields_and_not_counted(
+    make_client, learner_dir, make_settings
+):
+    client = make_client(steps_dir=learner_dir, sim_max_step_events=10)
+    response = run(client, "event-log", event_log__partitions="12")
+    assert response.status_code == 422
+    box = soup(response).select_one("#request-error")
+    assert box is not None and "too large to simulate" in words(box)
+    assert "duration_seconds" in words(box)
+    assert rows(make_settings(), CheckOutcome) == []
+    progress = {p.step_id: p for p in rows(make_settings(), StepProgress)}["event-log"]
+    assert progress.attempts == 0
+
+
+def _htmx_rule(page, status: int) -> dict:
+    """The first responseHandling rule of the page's htmx config that matches ``status`` (htmx 2
+    takes the first whose ``code`` pattern matches)."""
+    import re
+
+    config = json.loads(page.select_one("meta[name='htmx-config']")["content"])
+    return next(r for r in config["responseHandling"] if re.match(r["code"], str(status)))
+
+
+def test_case_5_with_htmx_a_429s_try_again_in_n_s_reaches_the_learner(make_client, learner_dir):
+    """Over the simulation rate limit, the server's "Try again in N s" is swapped into the step
+    page's #request-error box: htmx is told to swap 429 (and 503), and the answer is retargeted
+    there whatever the button's target."""
+    client = make_client(steps_dir=learner_dir, rate_limit_simulate="1/minute")
+    page = soup(client.get("/steps/event-log"))
+    assert page.select_one("#request-error") is not None
+    for status in (429, 503):
+        assert _htmx_rule(page, status)["swap"] is True
+        assert not _htmx_rule(page, status).get("error")
+    assert _htmx_rule(page, 500)["swap"] is False
+    answers = [run(client, "event-log", event_log__partitions="12") for _ in range(3)]
+    assert answers[0].status_code == 200
+    limited = answers[-1]  # a guest made by the first run may get a budget of its own once
+    assert limited.status_code == 429
+    assert limited.headers["HX-Retarget"] == "#request-error"
+    assert limited.headers["HX-Reswap"] == "outerHTML"
+    retry = limited.headers["Retry-After"]
+    box = words(soup(limited).select_one("#request-error"))
+    assert f"Try again in {retry} s." in box

@@ -84,7 +84,7 @@ def test_case9_a_check_reading_a_fault_the_scenario_does_not_have_fails_lint(cou
 
 
 def test_case9_the_authoring_guide_lists_every_fault_specific_metric():
-    from app.grading.lint_rules import FAULT_METRICS
+    from app.course.lint_grading import FAULT_METRICS
 
     guide = " ".join((REPO_STEPS / "README.md").read_text().split())
     for metric, kind in FAULT_METRICS.items():

@@ -82,3 +82,57 @@ def test_a_bad_design_names_file_line_and_field(course_dir: Path, tmp_path: Path
     )
     assert outcome.exit_code == 2
     assert f"{design}:2: event_log.partitions: Input should be greater than" in outcome.output
+
+
+BILLION = """\
+version: 1
+name: billion
+duration_seconds: 500000
+seed: 3
+load: {runs_per_second: null, step_events_per_second: 2000}
+"""
+LONG = """\
+version: 1
+name: long
+duration_seconds: 43200
+seed: 3
+load: {runs_per_second: 0.5}
+"""
+
+
+def test_case_15_a_billion_event_scenario_exits_2_up_front_naming_what_makes_it_big(
+    tmp_path: Path,
+):
+    """10^9 step events: refused before any work (the server's SIM_MAX_STEP_EVENTS), exit 2 with
+    the fields named, not exit 3 "internal error"."""
+    design = write(tmp_path / "design.yaml", DESIGN)
+    scenario = write(tmp_path / "billion.yaml", BILLION)
+    outcome = runner.invoke(main, ["simulate", str(design), "--scenario", str(scenario)])
+    assert outcome.exit_code == 2, outcome.output
+    assert "too large to simulate" in outcome.stderr
+    assert "1,000,000,000" in outcome.stderr
+    assert "duration_seconds" in outcome.stderr
+    assert "load.step_events_per_second" in outcome.stderr
+    assert "internal error" not in outcome.output
+
+
+def test_case_15_max_step_events_overrides_the_size_budget(tmp_path: Path):
+    design = write(tmp_path / "design.yaml", DESIGN)
+    scenario = write(tmp_path / "crash.yaml", CRASH)
+    args = ["simulate", str(design), "--scenario", str(scenario)]
+    assert runner.invoke(main, args).exit_code == 0
+    refused = runner.invoke(main, [*args, "--max-step-events", "100"])
+    assert refused.exit_code == 2
+    assert "more than the 100 one simulation may take" in refused.stderr
+
+
+def test_case_15_a_simulation_over_timeout_seconds_is_stopped_with_exit_2(tmp_path: Path):
+    """Twelve simulated hours take far longer than 0.5 s: stopped, exit 2, the message says how
+    to allow more time."""
+    design = write(tmp_path / "design.yaml", DESIGN)
+    scenario = write(tmp_path / "long.yaml", LONG)
+    args = ["simulate", str(design), "--scenario", str(scenario), "--timeout-seconds", "0.5"]
+    outcome = runner.invoke(main, args)
+    assert outcome.exit_code == 2, outcome.output
+    assert "took longer than the 0.5 s" in outcome.stderr
+    assert "--timeout-seconds" in outcome.stderr

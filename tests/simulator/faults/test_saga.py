@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from simulator.closed_forms.saga import saga_outcomes
 from simulator.design import CompensationOrder, SagaSection
 from simulator.faults.saga import draw_sagas
-from simulator.saga import proportion_standard_error, saga_outcomes
 from tests.simulator.faults.builders import design, run, scenario
 
 REVERSE = SagaSection(
@@ -25,6 +25,11 @@ REVERSE = SagaSection(
 )
 N = 200_000
 FORWARD = CompensationOrder.forward
+
+
+def proportion_standard_error(p: float, n: int) -> float:
+    """Standard error of a proportion estimated from ``n`` Bernoulli trials: sqrt(p(1-p)/n)."""
+    return math.sqrt(p * (1.0 - p) / n)
 
 
 def test_worked_item_7_closed_form() -> None:

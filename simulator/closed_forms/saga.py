@@ -1,4 +1,4 @@
-"""Sagas over side-effecting steps: closed forms and a fast Monte Carlo.
+"""Sagas over side-effecting steps: closed forms for the chance of each outcome.
 
 A saga (Garcia-Molina and Salem, "Sagas", SIGMOD 1987) is a sequence of local transactions
 T1..Tn; when Tk fails, the compensations C(k-1)..C1 undo the completed steps in reverse order.
@@ -10,12 +10,13 @@ and goes to a human queue.
 Worked numbers (three steps, p = 0.98): completes 0.941192, fails 0.058808, first failure at step
 k with p^(k-1) (1 - p) = 0.02, 0.0196, 0.019208, expected compensations 0.058016, needs at least
 one compensation 0.038808.
+
+The simulation draws sagas with the same rules (``simulator.faults.saga``); its tests and the
+course's worked numbers check it against these closed forms.
 """
 
 from __future__ import annotations
 
-import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -124,114 +125,4 @@ def saga_outcomes(
         p_needs_compensation=needs,
         p_to_human_queue=to_human,
         expected_compensation_attempts=attempts,
-    )
-
-
-@dataclass(frozen=True)
-class SagaCounts:
-    """Counts from :func:`simulate_sagas` over ``sagas`` simulated sagas.
-
-    ``first_failure_at[k-1]`` counts sagas whose first failure was at step k. ``compensations``
-    counts compensations that had to run (k - 1 per saga failing at step k);
-    ``compensation_attempts`` counts attempts including retries; ``to_human_queue`` counts sagas
-    where a compensation failed every attempt.
-    """
-
-    sagas: int
-    completed: int
-    failed: int
-    first_failure_at: tuple[int, ...]
-    compensations: int
-    compensation_sum_squares: int
-    needing_compensation: int
-    to_human_queue: int
-    compensation_attempts: int
-
-    def mean_compensations(self) -> float:
-        """Compensations per saga."""
-        return self.compensations / self.sagas
-
-    def standard_error_compensations(self) -> float:
-        """Standard error of :meth:`mean_compensations` (sample standard deviation / sqrt n)."""
-        n = self.sagas
-        mean = self.compensations / n
-        var = (self.compensation_sum_squares - n * mean * mean) / (n - 1) if n > 1 else 0.0
-        return math.sqrt(max(var, 0.0) / n)
-
-
-def proportion_standard_error(p: float, n: int) -> float:
-    """Standard error of a proportion estimated from ``n`` Bernoulli trials: sqrt(p(1-p)/n)."""
-    if n <= 0:
-        raise ValueError(f"n must be > 0, got {n}")
-    return math.sqrt(p * (1.0 - p) / n)
-
-
-def simulate_sagas(
-    n: int,
-    p_steps: float | Sequence[float],
-    rng: random.Random,
-    steps: int | None = None,
-    *,
-    compensation_success: float = 1.0,
-    max_compensation_attempts: int = 1,
-) -> SagaCounts:
-    """Run ``n`` sagas step by step with the given ``random.Random`` and count what happened.
-
-    Each step draws ``rng.random() < p``; a failure at step k runs compensations for steps k-1..1
-    in reverse order, each attempt succeeding with ``compensation_success``, up to
-    ``max_compensation_attempts`` attempts; a compensation that fails every attempt sends the saga
-    to the human queue and stops its compensation. 100,000 three-step sagas take a few
-    hundredths of a second.
-
-    Raises ``ValueError`` for ``n < 1`` or bad probabilities (see :func:`saga_outcomes`).
-    """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    probs = _steps(p_steps, steps)
-    _check_compensation(compensation_success, max_compensation_attempts)
-    draw = rng.random
-    first_failure = [0] * len(probs)
-    completed = 0
-    compensations = 0
-    comp_sq = 0
-    to_human = 0
-    attempts = 0
-    exact_compensation = compensation_success >= 1.0
-    for _ in range(n):
-        failed_at = -1
-        for k, p in enumerate(probs):
-            if draw() >= p:
-                failed_at = k
-                break
-        if failed_at < 0:
-            completed += 1
-            continue
-        first_failure[failed_at] += 1
-        done = failed_at
-        compensations += done
-        comp_sq += done * done
-        if done == 0:
-            continue
-        if exact_compensation:
-            attempts += done
-            continue
-        for _step in range(done):
-            for _attempt in range(max_compensation_attempts):
-                attempts += 1
-                if draw() < compensation_success:
-                    break
-            else:
-                to_human += 1
-                break
-    failed = n - completed
-    return SagaCounts(
-        sagas=n,
-        completed=completed,
-        failed=failed,
-        first_failure_at=tuple(first_failure),
-        compensations=compensations,
-        compensation_sum_squares=comp_sq,
-        needing_compensation=failed - first_failure[0],
-        to_human_queue=to_human,
-        compensation_attempts=attempts,
     )

@@ -2,7 +2,7 @@
 
 An explanation shows the formula with the learner's numbers, for example
 ``{{ design.event_log.partitions }} partitions / {{ fmt(metrics.capacity_eps) }} events/s``.
-Templates render in an immutable sandbox that reaches only the fields of app.grading.names
+Templates render in an immutable sandbox that reaches only the fields of app.checks.names
 (no methods, no private attributes), with undefined names an error rather than blank text.
 Output is plain text; the web layer escapes it.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import StrictUndefined, Template, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from app.grading.names import (
+from app.checks.names import (
     CONSTANTS,
     FUNCTIONS,
     ROOT_TYPES,
@@ -65,7 +65,7 @@ _ENV = _environment()
 
 _compile_lock = threading.Lock()
 """Jinja compiles a template with Python's ``compile``, which shares ``ast.parse``'s trouble in
-CPython 3.11 when two threads parse at once (see app.grading.expressions.parse): serialise it."""
+CPython 3.11 when two threads parse at once (see app.checks.expressions.parse): serialise it."""
 
 
 @lru_cache(maxsize=1024)

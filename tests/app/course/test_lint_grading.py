@@ -9,7 +9,7 @@ import pytest
 
 from app.course.loader import load_course
 
-FIXTURE = Path(__file__).parent / "fixtures" / "course"
+FIXTURE = Path(__file__).resolve().parents[2] / "grading" / "fixtures" / "course"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ Every check, explanation and step figure is evaluated over the same names:
 
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
-  ``estimate`` (simulator.analytic.Estimate, or None), ``budget_usd`` (float, US dollars/month);
+  ``estimate`` (simulator.estimate.Estimate, or None), ``budget_usd`` (float, US dollars/month);
 - the functions min, max, abs, round, len and ``fmt(x, digits=1)``.
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
@@ -24,8 +24,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from simulator.analytic import Estimate
 from simulator.design import Design
+from simulator.estimate import Estimate
 from simulator.result import Cost, Metrics
 from simulator.scenario import Scenario
 

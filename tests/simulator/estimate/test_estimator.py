@@ -1,211 +1,25 @@
-"""Closed forms: worked-numbers items 2, 3, 6, 9, 14-16 exactly, and the estimate built on them."""
+"""The estimate of a design under a scenario: worked-numbers item 9 through a Design and a
+Scenario, runs and fan-out, the limiting factors, and the backlog each fault leaves."""
 
 from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 
 import pytest
 
-from simulator.analytic import (
-    SINGLE_AGENT_CALL_FACTOR,
-    LimitingFactor,
-    backlog_after_outage,
-    backlog_per_partition,
-    batch_seconds,
-    busy_partitions,
-    capacity_eps,
-    drain_seconds,
-    effects_repeat_after_crash,
-    erlang_b,
-    erlang_c,
-    estimate,
-    fan_out_per_run,
-    kingman_wait,
-    little_in_flight,
-    md1,
-    mg1_wait,
-    mm1,
-    mmc_wait_seconds,
-    outbox_relay_delay,
-    partition_lag,
-    poll_interval_exceeded,
-    redelivered_bound,
-    restart_rework,
-    step_time_scv,
-    tokens_per_minute,
-    total_lag,
-    utilisation,
-)
 from simulator.assignment import member_ids, rebalance
+from simulator.capacity import LimitingFactor
+from simulator.closed_forms.queueing import erlang_c, kingman_wait, mmc_wait_seconds
 from simulator.design import (
     AssignmentStrategy,
     CommitMode,
-    Dedupe,
     Design,
     FallbackProvider,
     Replication,
 )
-from simulator.scenario import Scenario, StepTime
-
-# Worked item 2: lag and drain -------------------------------------------------------------------
-
-
-def test_item_2_lag_per_partition_total_and_drain() -> None:
-    ends, committed = [1200, 1180, 1260], [1150, 1180, 1100]
-    assert partition_lag(ends, committed) == [50, 0, 160]
-    assert total_lag(ends, committed) == 210
-    assert drain_seconds(210, capacity=45, arrivals_eps=30) == 14
-
-
-def test_lag_rejects_bad_offsets() -> None:
-    with pytest.raises(ValueError):
-        partition_lag([10, 20], [5])
-    with pytest.raises(ValueError):
-        partition_lag([10], [11])
-
-
-# Worked item 3: max.poll.interval.ms -------------------------------------------------------------
-
-
-def test_item_3_poll_interval() -> None:
-    assert batch_seconds(50, 2.0) == 100
-    assert not poll_interval_exceeded(50, 2.0)
-    assert batch_seconds(50, 7.0) == 350
-    assert poll_interval_exceeded(50, 7.0, max_poll_interval_ms=300_000)
-    # Concurrency across the batch's partitions shortens it: 50 / 4 -> 13 rounds of 7 s = 91 s.
-    assert batch_seconds(50, 7.0, concurrency=4) == 91
-    assert not poll_interval_exceeded(50, 7.0, concurrency=4)
-    # Exactly at the limit is not over it.
-    assert not poll_interval_exceeded(50, 6.0)
-
-
-# Worked item 6: outbox relay --------------------------------------------------------------------
-
-
-def test_item_6_outbox_relay_mean_half_the_interval() -> None:
-    d = outbox_relay_delay(500)
-    assert d.mean_ms == 250
-    assert d.worst_ms == 500
-    d = outbox_relay_delay(500, query_ms=5, publish_ms=10)
-    assert d.worst_ms == 515
-    assert d.mean_ms == 265
-
-
-# Worked item 9: the sizing example, function by function ----------------------------------------
-
-
-def test_item_9_closed_forms() -> None:
-    assert little_in_flight(20, 2.0) == 40
-    busy = busy_partitions(48, 4, 12)
-    assert busy == 48
-    cap = capacity_eps(busy, 2.0)
-    assert cap == 24
-    assert round(utilisation(20, cap), 4) == 0.8333
-    backlog = backlog_after_outage(20, 180)
-    assert backlog == 3600
-    assert backlog_per_partition(backlog, 48) == 75
-    assert drain_seconds(backlog, cap, 20) == 900
-    assert capacity_eps(40, 2.0) == 20
-    assert drain_seconds(backlog, capacity_eps(40, 2.0), 20) is None
-    assert redelivered_bound(4, 50) == 200
-    rework = restart_rework(4, 50, 2.0, busy)
-    assert rework.redelivered == 200
-    assert rework.worker_seconds == 400
-    assert rework.model_calls == 200
-    assert round(rework.fleet_seconds, 1) == 8.3
-
-
-def test_busy_partitions_is_min_of_partitions_and_slots() -> None:
-    assert busy_partitions(6, 4, 1) == 4
-    assert busy_partitions(10, 4, 2) == 8
-    assert busy_partitions(10, 4, 3) == 10
-    assert busy_partitions(12, 0, 8) == 0
-
-
-@pytest.mark.parametrize("partitions", [1, 5, 7, 12, 48])
-@pytest.mark.parametrize("instances", [1, 2, 3, 4, 8])
-@pytest.mark.parametrize("concurrency", [1, 2, 3, 5])
-def test_busy_partitions_matches_kafka_assignment(
-    partitions: int, instances: int, concurrency: int
-) -> None:
-    # Sum over members of min(owned, concurrency) under range assignment.
-    owned = rebalance("range", member_ids(instances), partitions).assignment
-    exact = sum(min(len(tps), concurrency) for tps in owned.values())
-    assert busy_partitions(partitions, instances, concurrency) == exact
-
-
-def test_drain_edge_cases() -> None:
-    assert drain_seconds(0, 10, 20) == 0.0
-    assert drain_seconds(100, 20, 20) is None
-    assert drain_seconds(100, 19, 20) is None
-    with pytest.raises(ValueError):
-        drain_seconds(-1, 10, 5)
-    assert backlog_after_outage(20, 180, capacity_during=15) == 900
-    assert backlog_after_outage(20, 180, capacity_during=25) == 0
-    assert utilisation(0, 0) == 0.0
-    assert utilisation(5, 0) == math.inf
-
-
-# Worked items 14-16: queueing theory --------------------------------------------------------------
-
-
-def test_item_14_mm1() -> None:
-    q = mm1(3, 5)
-    assert q.rho == pytest.approx(0.6)
-    assert q.wq == pytest.approx(0.3, abs=1e-12)
-    assert q.w == pytest.approx(0.5, abs=1e-12)
-    assert mm1(5, 5).wq == math.inf
-
-
-def test_item_15_md1_is_half_mm1() -> None:
-    q = md1(20, 30)
-    assert round(q.wq, 4) == 0.0333
-    assert q.wq == pytest.approx(mm1(20, 30).wq / 2, rel=1e-12)
-    # Pollaczek-Khinchine with zero service variance is the same M/D/1 figure.
-    assert mg1_wait(20, 1 / 30, 0.0) == pytest.approx(q.wq, rel=1e-12)
-    assert mg1_wait(3, 1 / 5, 1.0) == pytest.approx(0.3, rel=1e-12)
-    assert kingman_wait(3, 0.2, 0.0, 0.0) == 0.0
-
-
-def test_item_16_erlang_c() -> None:
-    assert round(erlang_c(10, 14), 7) == 0.1741319
-    assert erlang_c(2, 3) == pytest.approx(4 / 9, rel=1e-12)
-    assert round(mmc_wait_seconds(0.2, 0.1, 3), 4) == 4.4444
-    assert round(mmc_wait_seconds(0.2, 0.1, 4), 6) == 0.869565
-    assert erlang_c(14, 14) == 1.0
-    assert mmc_wait_seconds(1.4, 0.1, 14) == math.inf
-
-
-def erlang_c_exact(a: int, c: int) -> float:
-    """Erlang C from its textbook sum, in exact rational arithmetic."""
-    term = Fraction(1)
-    total = Fraction(0)
-    for k in range(c):
-        total += term
-        term = term * a / (k + 1)
-    top = term * Fraction(c, c - a)  # a^c / c! x c / (c - a)
-    return float(top / (total + top))
-
-
-def test_erlang_is_stable_for_large_pools() -> None:
-    # a^c / c! overflows a float long before c = 1000; the recursion stays exact to 1e-12.
-    assert erlang_c(900, 1000) == pytest.approx(erlang_c_exact(900, 1000), rel=1e-9)
-    assert erlang_c(10, 14) == pytest.approx(erlang_c_exact(10, 14), rel=1e-12)
-    assert 0 < erlang_b(900, 1000) < erlang_c(900, 1000) < 1
-
-
-def test_step_time_variability() -> None:
-    assert step_time_scv(StepTime(distribution="constant", mean_seconds=1)) == 0
-    assert step_time_scv(StepTime(distribution="exponential", mean_seconds=1)) == 1
-    lognormal = StepTime(distribution="lognormal", mean_seconds=1, sigma=0.5)
-    assert step_time_scv(lognormal) == pytest.approx(math.exp(0.25) - 1)
-
-
-def test_tokens_per_minute_course_peak() -> None:
-    assert tokens_per_minute(10, 1500, 300) == 1_080_000
-
+from simulator.estimate import estimate
+from simulator.scenario import Scenario
 
 # The estimate: the worked sizing example through a Design and a Scenario --------------------------
 
@@ -294,9 +108,6 @@ def test_commit_mode_decides_redelivered_or_lost() -> None:
     # A batch plus one 5 s auto-commit interval of the instance's 5 events/s, per instance.
     assert a.redelivered_max == 4 * (50 + 25)
     assert a.lost_max == 200
-    assert effects_repeat_after_crash(design)
-    design.delivery.dedupe = Dedupe.durable_same_transaction
-    assert not effects_repeat_after_crash(design)
 
 
 # The estimate: runs, fan-out and the limiting factors ---------------------------------------------
@@ -345,7 +156,7 @@ def test_runs_mode_course_peak_numbers() -> None:
     assert e.model.wait_probability == pytest.approx(erlang_c(20, 32))
     assert e.model.wait_s == pytest.approx(mmc_wait_seconds(10, 0.5, 32))
     # Poisson arrivals, lognormal agent steps (sigma 0.5): Pollaczek-Khinchine per partition.
-    expected = mg1_wait(10 / 32, 2.0, math.expm1(0.25))
+    expected = kingman_wait(10 / 32, 2.0, 1.0, math.expm1(0.25))
     assert agent.partition_wait_s == pytest.approx(expected)
     assert agent.latency_mean_s == pytest.approx(expected + 2.0)
     assert e.drain_seconds == 0.0 and e.drain_group is None
@@ -392,32 +203,6 @@ def test_other_limiting_factors() -> None:
     e = estimate(design, course_peak())
     assert e.by_group["agent"].limiting_factor is LimitingFactor.provider_concurrency
     assert e.by_group["agent"].capacity_eps == 2
-
-
-def test_fan_out_rules() -> None:
-    scenario = course_peak()
-    peers = Design.model_validate({"orchestration": {"pattern": "peer_agents"}})
-    f = fan_out_per_run(peers, scenario.load)
-    assert (f.model_calls, f.tool_calls, f.state_writes) == (50, 30, 100)
-    assert f.factor == 2.5
-    capped = Design.model_validate(
-        {"orchestration": {"pattern": "peer_agents", "max_subagents": 5}}
-    )
-    f = fan_out_per_run(capped, scenario.load)
-    assert (f.model_calls, f.tool_calls, f.state_writes) == (20, 12, 40)
-    assert f.step_events == 72
-    single = Design.model_validate({"orchestration": {"pattern": "single_agent"}})
-    f = fan_out_per_run(single, scenario.load)
-    assert f.model_calls == pytest.approx(20 * SINGLE_AGENT_CALL_FACTOR)
-    assert f.tool_calls == 12
-    budget = Design.model_validate(
-        {"orchestration": {"pattern": "orchestrator_worker", "token_budget_per_run": 18_000}}
-    )
-    f = fan_out_per_run(budget, scenario.load)
-    assert f.model_calls == 10  # 18,000 / 1,800 tokens per call
-    assert f.tokens_per_run == 18_000
-    # The estimate carries the multiplied load: 0.5 runs/s x 50 calls.
-    assert estimate(peers, scenario).by_group["agent"].arrivals_eps == 25
 
 
 # The estimate: outages ------------------------------------------------------------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.grading.expressions import ExpressionError, evaluate, expression_problems
-from app.grading.names import fmt
+from app.checks.expressions import ExpressionError, evaluate, expression_problems
+from app.checks.names import fmt
 from simulator.design import Design
 from simulator.result import GroupMetrics, Metrics
 

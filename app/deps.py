@@ -1,9 +1,12 @@
-"""Typed FastAPI dependencies: settings, database session, course, current user, CSRF check."""
+"""Typed FastAPI dependencies of the web pages and the JSON API: settings, database session,
+course and its grading material, current user, CSRF check."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -11,9 +14,12 @@ from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse
 from app.db import session_scope
-from app.errors import CourseUnavailable, Forbidden
-from app.models import Role, User
+from app.errors import CourseUnavailable, DesignlabError, Forbidden
+from app.grading.grader import CourseMaterial
+from app.models import User
 from app.settings import Settings
+from simulator.errors import FieldError, InputFileError
+from simulator.pricing import Pricing, load_pricing
 
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
@@ -42,6 +48,27 @@ def get_course(request: Request) -> LoadedCourse:
             fields=[p.to_field_error() for p in loaded.errors],
         )
     return loaded
+
+
+@lru_cache(maxsize=8)
+def _pricing(path: Path, mtime_ns: int) -> Pricing:
+    return load_pricing(path)
+
+
+def get_material(course: Annotated[LoadedCourse, Depends(get_course)]) -> CourseMaterial:
+    """The course and its pricing catalog (re-read when the catalog file changes)."""
+    assert course.course is not None
+    path = course.root / course.course.pricing
+    try:
+        pricing = _pricing(path, path.stat().st_mtime_ns)
+    except (OSError, InputFileError) as exc:
+        errors = (
+            exc.errors
+            if isinstance(exc, InputFileError)
+            else [FieldError(str(path), None, "", str(exc))]
+        )
+        raise DesignlabError("The course's pricing catalog cannot be loaded.", errors) from exc
+    return CourseMaterial(course, pricing)
 
 
 def get_current_user(
@@ -76,13 +103,6 @@ async def verify_csrf(request: Request) -> None:
         raise Forbidden("The form expired or came from another site. Reload the page and retry.")
 
 
-def require_instructor(user: Annotated[User | None, Depends(get_current_user)]) -> User:
-    """The current user if an instructor; raises Forbidden otherwise."""
-    if user is None or user.role is not Role.instructor:
-        raise Forbidden("Instructors only.")
-    return user
-
-
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 """The request's session. ``scope="function"``: it commits when the route returns, before the
@@ -90,5 +110,5 @@ response starts (FastAPI's default would commit after the response is sent, so a
 be told "saved" about a write that a crash or a failed commit then loses)."""
 CourseDep = Annotated[LoadedCourse, Depends(get_course)]
 UserDep = Annotated[User | None, Depends(get_current_user)]
-InstructorDep = Annotated[User, Depends(require_instructor)]
+MaterialDep = Annotated[CourseMaterial, Depends(get_material)]
 CsrfDep = Depends(verify_csrf)

@@ -1,6 +1,6 @@
 """Check expressions: evaluated with simpleeval (never eval) and checked statically by lint.
 
-An expression is one Python expression over the names of app.grading.names, for example
+An expression is one Python expression over the names of app.checks.names, for example
 ``metrics.lost == 0 and design.delivery.commit == "after_processing"``. Literals, arithmetic,
 comparisons, ``and``/``or``/``not``, ``x if c else y``, subscripts (``metrics.by_group["agent"]``),
 lists and tuples (``design.event_log.acks in ("all",)``) and the functions of ``FUNCTIONS`` are
@@ -17,7 +17,7 @@ from typing import Any
 
 from simpleeval import EvalWithCompoundTypes
 
-from app.grading.names import (
+from app.checks.names import (
     CONSTANTS,
     FUNCTIONS,
     ROOT_TYPES,

@@ -1,6 +1,6 @@
 """Course lint rules for what grading reads: check expressions, explanations, figures, the
-known-bad list and the pricing catalog. Each is a rule of app.course.lint (``LoadedCourse ->
-Problems``) and names the file, the line and the field.
+known-bad list and the pricing catalog (the check language is app.checks). Each is a rule of
+app.course.lint (``LoadedCourse -> Problems``) and names the file, the line and the field.
 
 Syntax errors in an expression or a template are reported by app.course.lint's own
 ``checks_well_formed``; these rules report what parses but would fail when graded: an unknown
@@ -15,9 +15,9 @@ from collections.abc import Iterable
 
 from jinja2 import TemplateSyntaxError
 
+from app.checks.explanations import explanation_problems, parsed
+from app.checks.expressions import expression_problems, parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
-from app.grading.explanations import explanation_problems, parsed
-from app.grading.expressions import expression_problems, parse
 from simulator.errors import InputFileError
 from simulator.pricing import load_pricing
 from simulator.scenario import Scenario
@@ -45,7 +45,7 @@ def _error(step: LoadedStep, loc: tuple[str | int, ...], message: str) -> Proble
 
 
 def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
-    """Every name, function and field a check's expr or explain reads exists (app.grading.names)."""
+    """Every name, function and field a check's expr or explain reads exists (app.checks.names)."""
     for step in course.steps:
         if step.step is None:
             continue

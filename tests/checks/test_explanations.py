@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.grading.explanations import ExplanationError, explanation_problems, render_explanation
+from app.checks.explanations import ExplanationError, explanation_problems, render_explanation
 from simulator.design import Design
 
 

@@ -1,4 +1,4 @@
-"""The simulator and simulator.analytic agree within 5 % on capacity, utilisation and drain time
+"""The simulator and simulator.estimate agree within 5 % on capacity, utilisation and drain time
 for low-variance scenarios (deterministic mode: even arrivals, constant step times, events spread
 evenly over partitions)."""
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from simulator import simulate
-from simulator.analytic import estimate
 from simulator.design import Design
+from simulator.estimate import estimate
 from simulator.scenario import Scenario
 from tests.simulator.test_worked_example import worked_design, worked_scenario
 

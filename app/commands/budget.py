@@ -1,0 +1,46 @@
+"""The simulation budgets of ``designlab grade`` and ``designlab simulate``: the server's own.
+
+``--max-step-events`` (default ``SIM_MAX_STEP_EVENTS``) refuses a simulation expected to go
+through more simulated events before any work; ``--timeout-seconds`` (default
+``SIM_TIMEOUT_SECONDS``) stops one that runs longer. Both refusals name the field that makes the
+simulation big or slow (app.sim_budget) and exit 2 (bad input), as the server answers 422.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+import typer
+
+from app.grading.grader import Simulate
+from app.settings import get_settings
+from app.sim_budget import simulate_within
+
+MaxStepEvents = Annotated[
+    int | None,
+    typer.Option(
+        "--max-step-events",
+        min=1,
+        help="Refuse a simulation expected to go through more simulated events (step events "
+        "plus watchdog looks); default SIM_MAX_STEP_EVENTS (2,000,000).",
+    ),
+]
+TimeoutSeconds = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout-seconds",
+        min=0.001,
+        help="Stop a simulation that runs longer (wall time); default SIM_TIMEOUT_SECONDS (30).",
+    ),
+]
+
+
+def budgeted(max_step_events: int | None, timeout_seconds: float | None) -> Simulate:
+    """``simulator.simulate`` within the given budgets (None: the settings' own)."""
+    settings = get_settings()
+    return partial(
+        simulate_within,
+        max_step_events=max_step_events or settings.sim_max_step_events,
+        timeout_seconds=timeout_seconds or settings.sim_timeout_seconds,
+    )

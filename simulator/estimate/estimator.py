@@ -1,0 +1,293 @@
+"""The estimate of a design under a scenario: what the live panel shows while a learner types.
+
+Pure arithmetic over the closed forms (:mod:`simulator.closed_forms`), the capacity rules the
+simulation shares (:mod:`simulator.capacity`) and the workload a design produces
+(:mod:`simulator.fan_out`); see :func:`estimate` for the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+from simulator.capacity import busy_partitions, capacity_limits, smallest_limit
+from simulator.closed_forms.drain import (
+    backlog_per_partition,
+    drain_seconds,
+    little_in_flight,
+    never_drains_note,
+    utilisation,
+)
+from simulator.closed_forms.provider import tokens_per_minute
+from simulator.closed_forms.queueing import (
+    erlang_c,
+    kingman_wait,
+    mmc_wait_seconds,
+    saturated,
+    step_time_scv,
+)
+from simulator.design import Design, Replication
+from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
+from simulator.estimate.outages import GroupUnderLoad, Outage, outage_for
+from simulator.fan_out import RunFanOut, mean_arrivals_eps
+from simulator.groups import GROUPS, GroupName
+from simulator.poison import PoisonStall, poison_stall_for_design
+from simulator.scenario import Load, Poison, Scenario, StateFailover
+
+
+def estimate(design: Design, scenario: Scenario) -> Estimate:
+    """Closed-form figures for ``design`` under ``scenario``: per consumer group arrivals,
+    capacity, utilisation, in-flight events, per-partition wait, backlog after the scenario's
+    outages and the time to drain it, the bottleneck and what limits it, and the model load.
+
+    Workload rules:
+
+    - ``load.step_events_per_second``: every step event goes to the agent group (one model call
+      per agent step); the tool and state groups are idle.
+    - ``load.runs_per_second`` r: agent arrivals r x model calls, tool r x tool calls, state
+      r x state writes per run, after :func:`simulator.fan_out.fan_out_per_run`.
+    - Each group reads its own topic of ``event_log.partitions`` partitions; events spread evenly
+      (hot keys are the simulator's business).
+    - Capacity ceilings: :func:`simulator.capacity.capacity_limits` (partitions or instances x
+      concurrency over the step time; the agent group's provider limits; the tool runners; the
+      state store's write capacity), the very rules the simulation applies.
+    - Outages (the worst per group is kept): :mod:`simulator.estimate.outages`.
+
+    The agent step time stands for a model call's latency when the provider's concurrency limit
+    is applied. Deterministic scenarios (even arrivals, constant step times) have no queueing
+    wait below saturation. Never raises for a valid design and scenario.
+    """
+    load = scenario.load
+    arrivals, fan, runs = mean_arrivals_eps(design, load)
+    groups = {name: _group_estimate(design, scenario, name, arrivals[name]) for name in GROUPS}
+    bottleneck: GroupName = "agent"
+    for name in GROUPS:
+        if groups[name].utilisation > groups[bottleneck].utilisation:
+            bottleneck = name
+    b = groups[bottleneck]
+    at_risk, notes = _state_writes_at_risk(design, scenario, arrivals["state"])
+    poison = _poison_stall(design, scenario, groups, notes)
+    notes.extend(_workload_notes(scenario, fan))
+    drain = _slowest_drain(groups)
+    mode: Literal["runs", "step_events"] = "step_events" if fan is None else "runs"
+    return Estimate(
+        scenario=scenario.name,
+        mode=mode,
+        runs_per_second=runs,
+        fan_out=fan,
+        by_group=dict(groups),
+        bottleneck=bottleneck,
+        limiting_factor=b.limiting_factor,
+        capacity_eps=b.capacity_eps,
+        utilisation=b.utilisation,
+        in_flight=sum(g.in_flight for g in groups.values()),
+        model=_model_load(design, load, arrivals["agent"], groups["agent"].step_time_s),
+        backlog=drain.backlog,
+        drain_group=drain.group,
+        drain_seconds=drain.seconds,
+        drain_note=drain.note,
+        state_writes_at_risk=at_risk,
+        poison=poison,
+        notes=notes,
+    )
+
+
+def _step(load: Load, group: GroupName, deterministic: bool) -> tuple[float, float]:
+    """The group's mean step time in seconds and its squared coefficient of variation."""
+    st = {
+        "agent": load.step_time.agent_step,
+        "tool": load.step_time.tool_call,
+        "state": load.step_time.state_write,
+    }[group]
+    return st.mean_seconds, 0.0 if deterministic else step_time_scv(st)
+
+
+def _partition_wait(
+    lam: float,
+    rho: float,
+    step: tuple[float, float],
+    arrival_scv: float,
+    busy: int,
+    partitions: int,
+) -> float | None:
+    """Mean wait in one partition's queue in seconds; ``None`` when the group is saturated.
+
+    ``step``: mean step time and its squared coefficient of variation. Per-partition queue:
+    arrivals lambda / P, one event at a time at the step time; when fewer slots than partitions,
+    partitions share the slots (service step x P / busy). Provider-side waits are reported
+    separately (``ModelLoad``).
+    """
+    if lam <= 0:
+        return 0.0
+    if busy <= 0 or saturated(rho):
+        return None
+    step_s, service_scv = step
+    eff_service = step_s * partitions / busy
+    w = kingman_wait(lam / partitions, eff_service, arrival_scv, service_scv)
+    return None if math.isinf(w) else w
+
+
+def _group_estimate(
+    design: Design, scenario: Scenario, name: GroupName, lam: float
+) -> GroupEstimate:
+    """One group's figures at mean arrivals ``lam`` events/s, after its worst outage."""
+    load = scenario.load
+    cg = design.consumers.by_name(name)
+    tokens_per_call = load.tokens.input_per_call + load.tokens.output_per_call
+    arrival_scv = 0.0 if scenario.deterministic or load.arrivals == "even" else 1.0
+    step_s, service_scv = _step(load, name, scenario.deterministic)
+    partitions = design.event_log.partitions
+    limits = capacity_limits(design, name, step_s, tokens_per_call, provider=design.model.primary)
+    cap, factor = smallest_limit(limits)
+    rho = utilisation(lam, cap)
+    in_flight = little_in_flight(lam, step_s)
+    busy = busy_partitions(partitions, cg.instances, cg.concurrency_per_instance)
+    wait = _partition_wait(lam, rho, (step_s, service_scv), arrival_scv, busy, partitions)
+    g = GroupEstimate(
+        group=name,
+        arrivals_eps=lam,
+        step_time_s=step_s,
+        partitions=partitions,
+        instances=cg.instances,
+        concurrency_per_instance=cg.concurrency_per_instance,
+        busy_partitions=busy,
+        limits_eps=limits,
+        capacity_eps=cap,
+        limiting_factor=factor,
+        utilisation=rho,
+        in_flight=in_flight,
+        partitions_needed=math.ceil(in_flight - 1e-9) if in_flight > 0 else 0,
+        partition_wait_s=wait,
+        latency_mean_s=None if wait is None else wait + step_s,
+        backlog_growth_eps=max(0.0, lam - cap),
+    )
+    if lam > 0 and saturated(rho):
+        g.drain_seconds = None
+        g.drain_note = never_drains_note(cap, lam)
+    under_load = GroupUnderLoad(name, cg, lam, cap, step_s, tokens_per_call)
+    outages = [outage_for(fault, under_load, design) for fault in scenario.faults]
+    worst = max((o for o in outages if o is not None), key=lambda o: o.backlog, default=None)
+    if worst is not None:
+        _apply_outage(g, worst)
+    return g
+
+
+def _apply_outage(g: GroupEstimate, worst: Outage) -> None:
+    """Record the group's worst outage on ``g``: its backlog and the time to drain it."""
+    g.outage = worst.kind
+    g.outage_seconds = worst.seconds
+    g.backlog = worst.backlog
+    g.backlog_per_partition = backlog_per_partition(worst.backlog, g.partitions)
+    g.redelivered_max = worst.redelivered
+    g.lost_max = worst.lost
+    if g.drain_seconds is not None:  # not saturated before the fault either
+        lam = g.arrivals_eps
+        d = drain_seconds(worst.backlog, worst.capacity_after, lam)
+        g.drain_seconds = d
+        g.drain_note = never_drains_note(worst.capacity_after, lam) if d is None else None
+
+
+class _Drain(NamedTuple):
+    """The group whose backlog takes longest to drain, that backlog, the time and the note."""
+
+    group: GroupName | None
+    backlog: float
+    seconds: float | None
+    note: str | None
+
+
+def _slowest_drain(groups: dict[GroupName, GroupEstimate]) -> _Drain:
+    """The group with a backlog (or none that drains) that drains last: never before the
+    longest finite drain; the first in :data:`GROUPS` order wins a tie."""
+    worst: tuple[int, float, GroupName] | None = None
+    for name in GROUPS:
+        g = groups[name]
+        if g.backlog > 0 or g.drain_seconds is None:
+            rank = (1 if g.drain_seconds is None else 0, g.drain_seconds or 0.0, name)
+            if worst is None or rank[:2] > worst[:2]:
+                worst = rank
+    if worst is None:
+        return _Drain(None, 0.0, 0.0, None)
+    dg = groups[worst[2]]
+    return _Drain(worst[2], dg.backlog, dg.drain_seconds, dg.drain_note)
+
+
+def _model_load(design: Design, load: Load, model_eps: float, agent_step_s: float) -> ModelLoad:
+    """Model calls, requests and tokens a minute against the primary provider's limits, and the
+    wait for a free concurrency slot (Erlang C, M/M/c) at ``model_eps`` calls a second."""
+    primary = design.model.primary
+    rpm_needed = model_eps * 60.0
+    tpm_needed = tokens_per_minute(
+        model_eps, load.tokens.input_per_call, load.tokens.output_per_call
+    )
+    conc_needed = model_eps * agent_step_s
+    p_wait = erlang_c(conc_needed, primary.max_concurrency) if model_eps > 0 else 0.0
+    mmc = (
+        mmc_wait_seconds(model_eps, 1 / agent_step_s, primary.max_concurrency)
+        if model_eps > 0
+        else 0.0
+    )
+    return ModelLoad(
+        model_calls_per_second=model_eps,
+        requests_per_minute=rpm_needed,
+        rpm_limit=primary.rpm,
+        rpm_utilisation=rpm_needed / primary.rpm,
+        input_tokens_per_minute=model_eps * load.tokens.input_per_call * 60.0,
+        output_tokens_per_minute=model_eps * load.tokens.output_per_call * 60.0,
+        tokens_per_minute=tpm_needed,
+        tpm_limit=primary.tpm,
+        tpm_utilisation=tpm_needed / primary.tpm,
+        concurrency_needed=conc_needed,
+        max_concurrency=primary.max_concurrency,
+        wait_probability=p_wait,
+        wait_s=None if math.isinf(mmc) else mmc,
+    )
+
+
+def _state_writes_at_risk(
+    design: Design, scenario: Scenario, state_eps: float
+) -> tuple[float, list[str]]:
+    """Acknowledged state writes inside the async replication lag at a failover, and the note
+    saying whether they are rebuilt from the log or lost (0 and no note otherwise)."""
+    failover = any(isinstance(f, StateFailover) for f in scenario.faults)
+    if not failover or design.state_store.replication is not Replication.async_:
+        return 0.0, []
+    lag_ms = design.state_store.replication_lag_ms
+    at_risk = state_eps * lag_ms / 1000.0
+    rebuilt = (
+        "rebuilt from the event log" if design.data_model.state_rebuildable_from_log else "lost"
+    )
+    note = (
+        f"Async replication: about {at_risk:.4g} acknowledged state writes inside the "
+        f"{lag_ms:g} ms lag window are {rebuilt} at failover."
+    )
+    return at_risk, [note]
+
+
+def _poison_stall(
+    design: Design,
+    scenario: Scenario,
+    groups: dict[GroupName, GroupEstimate],
+    notes: list[str],
+) -> PoisonStall | None:
+    """The stall of the scenario's first poison fault in its group (its note added to
+    ``notes``), or ``None`` without one."""
+    for fault in scenario.faults:
+        if isinstance(fault, Poison):
+            pg = groups[fault.group]
+            poison = poison_stall_for_design(design.failures, pg.arrivals_eps, pg.partitions)
+            notes.append(f"Poison messages in the {fault.group} group: {poison.note}")
+            return poison
+    return None
+
+
+def _workload_notes(scenario: Scenario, fan: RunFanOut | None) -> list[str]:
+    """Notes on what the estimate leaves out and on where the step events go."""
+    notes: list[str] = []
+    if any(f.kind == "broker_loss" for f in scenario.faults):
+        notes.append("Broker loss is not in the estimate; run the simulation.")
+    if fan is None:
+        notes.append("Step events go straight to the agent group; tool and state groups are idle.")
+    else:
+        notes.append(f"Fan-out per run: {fan.note}.")
+    return notes
