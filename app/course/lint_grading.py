@@ -123,7 +123,7 @@ FAULT_METRICS: dict[str, str] = {
     "sagas_to_human_queue": "saga_failure",
 }
 """Metrics that only one kind of fault produces, by that fault's ``kind``: the faults layer sets
-them from that fault's own records alone (simulator/faults/results.py, ``merge_result``), so in a
+them from that fault's own records alone (its layer's ``contribute`` in simulator/faults/), so in a
 scenario without such a fault they are 0 whatever the design."""
 
 
