@@ -63,6 +63,7 @@ LAYERS = {
     "app.settings": FOUNDATION,
     "app.errors": FOUNDATION,
     "app.logs": FOUNDATION,
+    "app.control_characters": FOUNDATION,
 }
 """The layer of every app module, by its module or package name (the longest prefix wins)."""
 
@@ -204,7 +205,7 @@ def package_graph(package: str) -> dict[str, frozenset[str]]:
 def layer_of(module: str) -> str | None:
     """The layer of an app module (LAYERS, longest prefix), or None when it has none."""
     parts = module.split(".")
-    while parts:
+    while len(parts) > 1 or module == "app":  # "app" names the package's own __init__ only
         layer = LAYERS.get(".".join(parts))
         if layer is not None:
             return layer
@@ -261,6 +262,45 @@ def test_the_simulator_never_imports_the_app() -> None:
         if target == "app" or target.startswith("app.")
     ]
     assert not upward, "simulator imports app:\n" + "\n".join(upward)
+
+
+def reachable(graph: dict[str, frozenset[str]], start: Iterable[str]) -> set[str]:
+    """Every module that importing the ``start`` modules loads, through any chain of imports."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        for target in graph.get(module, ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+SIMULATOR_RULES = [
+    # (whose imports, what they must never load, why)
+    ("simulator.engine", ("simulator.faults", "simulator.simulation"), "the engine knows no fault"),
+    (
+        "simulator.engine",
+        ("simulator.estimate",),
+        "the simulation reads capacity and the workload from their own homes, not the estimate",
+    ),
+    ("simulator.faults", ("simulator.estimate",), "faults simulate; they do not estimate"),
+    ("simulator.cost", ("simulator.estimate",), "the bill prices the run, not the estimate"),
+]
+
+
+@pytest.mark.parametrize("source, forbidden, why", SIMULATOR_RULES, ids=lambda r: str(r))
+def test_the_simulator_s_rooms_import_one_way(
+    source: str, forbidden: tuple[str, ...], why: str
+) -> None:
+    """Through any chain of imports (at the top, inside functions, under TYPE_CHECKING)."""
+    graph = within("simulator")
+    starts = [m for m in graph if m == source or m.startswith(source + ".")]
+    assert starts, f"no module {source}"
+    loaded = reachable(graph, starts)
+    bad = sorted(m for m in loaded for f in forbidden if m == f or m.startswith(f + "."))
+    assert not bad, f"{source} loads {bad}: {why}"
 
 
 def test_every_app_module_has_a_layer() -> None:
