@@ -6,7 +6,7 @@ import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
@@ -29,6 +29,7 @@ from app.web import (
     signup,
     simulation,
 )
+from app.web.form_text import refuse_control_characters
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
 
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/api/openapi.json",
         redoc_url=None,
         max_body_size=settings.max_body_bytes,
+        dependencies=[Depends(refuse_control_characters)],
     )
     app.state.settings = settings
     app.state.engine = make_engine(settings.database_url)

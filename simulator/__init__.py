@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-SIMULATOR_VERSION = "1.2.0"
+from simulator.version import SIMULATOR_VERSION
 
 if TYPE_CHECKING:
     from simulator.design import Design
@@ -17,11 +17,11 @@ def simulate(
     scenario: Scenario,
     seed: int | None = None,
 ) -> SimulationResult:
-    """Simulate ``design`` under ``scenario``; see :func:`simulator.engine.run.simulate`.
+    """Simulate ``design`` under ``scenario``; see :func:`simulator.simulation.simulate`.
 
     Imported lazily so that reading a design or scenario does not load numpy and SimPy.
     """
-    from simulator.engine.run import simulate as run
+    from simulator.simulation import simulate as run
 
     return run(design, scenario, seed)
 

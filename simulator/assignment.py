@@ -122,56 +122,89 @@ def _constrained_sticky(
     1. Keep previously owned partitions: a member owning fewer than minQuota keeps them all and is
        unfilled; one owning maxQuota or more keeps its first maxQuota while fewer than
        ``total mod members`` members hold maxQuota; any other keeps its first minQuota. The rest are
-       revoked.
+       revoked (:func:`_keep_owned`).
     2. Deal the unassigned partitions, sorted by topic then partition, round robin over the
        unfilled members sorted by id, up to minQuota, then one more each to members at minQuota
-       (sorted by id) until ``total mod members`` members hold maxQuota.
+       (sorted by id) until ``total mod members`` members hold maxQuota (:func:`_deal`).
 
     Kafka walks the owners in HashMap order; here members are walked in id order, so the result
     does not depend on hashing.
     """
     all_partitions = [(t, p) for t in sorted(topics) for p in range(topics[t])]
-    existing = set(all_partitions)
     consumers = sorted(members)
-    total = len(all_partitions)
-    n = len(consumers)
-    min_quota, expected_over_min = divmod(total, n)
-    max_quota = min_quota + (1 if expected_over_min else 0)
-
+    min_quota, expected_over_min = divmod(len(all_partitions), len(consumers))
     # A partition claimed by several members is taken from all of them (Kafka logs an error).
     claims: dict[TopicPartition, int] = {}
     for m in consumers:
         for tp in owned.get(m, ()):
             claims[tp] = claims.get(tp, 0) + 1
     multiply_claimed = {tp for tp, c in claims.items() if c > 1}
+    kept = _keep_owned(
+        consumers, owned, set(all_partitions), multiply_claimed, min_quota, expected_over_min
+    )
+    unassigned = [tp for tp in all_partitions if tp not in kept.assigned]
+    transferring = _deal(unassigned, kept, min_quota, kept.revoked | multiply_claimed)
+    return _StickyOutcome(kept.assignment, transferring)
 
-    assignment: Assignment = {m: [] for m in consumers}
-    revoked: set[TopicPartition] = set()
-    assigned: set[TopicPartition] = set()
-    under_min: list[str] = []
-    exactly_min: list[str] = []
+
+@dataclass
+class _Kept:
+    """Step 1 of the constrained sticky assignment: what each member keeps, what it gives up, and
+    the members still below minQuota (``under_min``) or at it with room for one more
+    (``exactly_min``), each sorted by id."""
+
+    assignment: Assignment
+    assigned: set[TopicPartition]
+    revoked: set[TopicPartition]
+    under_min: list[str]
+    exactly_min: list[str]
+
+
+def _keep_owned(
+    consumers: list[str],
+    owned: Mapping[str, Sequence[TopicPartition]],
+    existing: set[TopicPartition],
+    multiply_claimed: set[TopicPartition],
+    min_quota: int,
+    expected_over_min: int,
+) -> _Kept:
+    """Step 1 of :func:`_constrained_sticky`: each member keeps up to its quota of what it owned."""
+    max_quota = min_quota + (1 if expected_over_min else 0)
+    kept = _Kept({m: [] for m in consumers}, set(), set(), [], [])
     over_min = 0
     for m in consumers:
         mine = [tp for tp in owned.get(m, ()) if tp in existing and tp not in multiply_claimed]
         if len(mine) < min_quota:
-            under_min.append(m)
+            kept.under_min.append(m)
             keep = len(mine)
         elif len(mine) >= max_quota and over_min < expected_over_min:
             over_min += 1
             if over_min == expected_over_min:
-                exactly_min.clear()
+                kept.exactly_min.clear()
             keep = max_quota
         else:
             keep = min_quota
             if over_min < expected_over_min:
-                exactly_min.append(m)
-        assignment[m] = list(mine[:keep])
-        assigned.update(mine[:keep])
-        revoked.update(mine[keep:])
+                kept.exactly_min.append(m)
+        kept.assignment[m] = list(mine[:keep])
+        kept.assigned.update(mine[:keep])
+        kept.revoked.update(mine[keep:])
+    kept.under_min.sort()
+    kept.exactly_min.sort()
+    return kept
 
-    unassigned = [tp for tp in all_partitions if tp not in assigned]
-    under_min.sort()
-    exactly_min.sort()
+
+def _deal(
+    unassigned: list[TopicPartition],
+    kept: _Kept,
+    min_quota: int,
+    taken_away: set[TopicPartition],
+) -> dict[TopicPartition, str]:
+    """Step 2 of :func:`_constrained_sticky`: deal ``unassigned`` round robin (in place on
+    ``kept.assignment``); returns the partitions taken from another member (``taken_away``) with
+    their new owner. Raises RuntimeError when no member has room (a bug: quotas cover every
+    partition)."""
+    under_min, exactly_min = kept.under_min, kept.exactly_min
     transferring: dict[TopicPartition, str] = {}
     idx = 0
     for tp in unassigned:
@@ -186,11 +219,10 @@ def _constrained_sticky(
             idx = 0
             member = under_min[idx]
             idx += 1
-        assignment[member].append(tp)
-        if tp in revoked or tp in multiply_claimed:
+        kept.assignment[member].append(tp)
+        if tp in taken_away:
             transferring[tp] = member
-        count = len(assignment[member])
-        if count == min_quota:
+        if len(kept.assignment[member]) == min_quota:
             # Java removes the member through the iterator that just returned it.
             if member in under_min:
                 pos = under_min.index(member)
@@ -198,9 +230,7 @@ def _constrained_sticky(
                 if pos < idx:
                     idx -= 1
             exactly_min.append(member)
-        elif count == max_quota:
-            over_min += 1
-    return _StickyOutcome(assignment, transferring)
+    return transferring
 
 
 def _identical_subscriptions(subs: Mapping[str, set[str]]) -> bool:
@@ -275,26 +305,7 @@ def rebalance(
     topics = _topics(partitions)
     subs = _subscriptions(members, topics, subscriptions)
     prev: dict[str, list[TopicPartition]] = {m: list(tps) for m, tps in (previous or {}).items()}
-
-    transferring: dict[TopicPartition, str] = {}
-    if strategy is AssignmentStrategy.range:
-        final = _range(topics, subs)
-    elif strategy is AssignmentStrategy.round_robin:
-        final = _round_robin(topics, subs)
-    else:
-        if not _identical_subscriptions(subs):
-            raise ValueError(
-                "cooperative_sticky is computed for members with identical subscriptions only"
-            )
-        if not members:
-            final = {}
-        else:
-            subscribed = {t: topics[t] for t in subs[members[0]] if t in topics}
-            owned = {m: [tp for tp in prev.get(m, []) if tp[0] in subscribed] for m in members}
-            outcome = _constrained_sticky(subscribed, members, owned)
-            final = outcome.assignment
-            transferring = outcome.transferring
-
+    final, transferring = _assignment(strategy, members, topics, subs, prev)
     owner_before_all = {tp: m for m, tps in prev.items() for tp in tps}
     owner_after = {tp: m for m, tps in final.items() for tp in tps}
     moved = sorted(
@@ -302,7 +313,6 @@ def rebalance(
         for tp in set(owner_before_all) | set(owner_after)
         if owner_before_all.get(tp) != owner_after.get(tp)
     )
-
     if strategy is AssignmentStrategy.cooperative_sticky:
         first_round = {m: [tp for tp in tps if tp not in transferring] for m, tps in final.items()}
         revoked = {m: [tp for tp in prev.get(m, []) if owner_after.get(tp) != m] for m in members}
@@ -320,6 +330,31 @@ def rebalance(
         rebalances=rounds,
         transferring=transferring,
     )
+
+
+def _assignment(
+    strategy: AssignmentStrategy,
+    members: Sequence[str],
+    topics: Mapping[str, int],
+    subs: Mapping[str, set[str]],
+    prev: Mapping[str, list[TopicPartition]],
+) -> tuple[Assignment, dict[TopicPartition, str]]:
+    """The assignor's result once the rebalance has completed, and (cooperative sticky) the
+    partitions that move between live members with their new owner; errors as :func:`rebalance`."""
+    if strategy is AssignmentStrategy.range:
+        return _range(topics, subs), {}
+    if strategy is AssignmentStrategy.round_robin:
+        return _round_robin(topics, subs), {}
+    if not _identical_subscriptions(subs):
+        raise ValueError(
+            "cooperative_sticky is computed for members with identical subscriptions only"
+        )
+    if not members:
+        return {}, {}
+    subscribed = {t: topics[t] for t in subs[members[0]] if t in topics}
+    owned = {m: [tp for tp in prev.get(m, []) if tp[0] in subscribed] for m in members}
+    outcome = _constrained_sticky(subscribed, members, owned)
+    return outcome.assignment, outcome.transferring
 
 
 def assign(

@@ -355,7 +355,7 @@ class FailoverMode(StrEnum):
 class StateStoreSection(_Section):
     """The state database: capacity, replicas, replication and failover."""
 
-    write_capacity_per_second: float = Field(1000, gt=0, le=10_000_000)
+    write_capacity_per_second: float = Field(1000, ge=1, le=10_000_000)
     write_latency_ms: float = Field(10, gt=0, le=60_000)
     replicas: int = Field(0, ge=0, le=9)
     replication: Replication = Replication.async_

@@ -1,17 +1,29 @@
 """Read and write the YAML contracts (design, scenario) with errors that name file, line and field.
 
-YAML is parsed with PyYAML's safe loader only. Every mapping key and value keeps the line it came
-from, so a pydantic error location such as ``("event_log", "partitions")`` is reported as
-``design.yaml:14: event_log.partitions: Input should be greater than or equal to 1``.
+YAML is read with YAML 1.2 semantics (the core schema): ``010`` is the integer 10, ``1:30`` and
+``yes``/``no``/``on``/``off`` are strings, ``0o17`` and ``0x1f`` are octal and hexadecimal, and no
+tag outside the core schema (str, int, float, bool, null, map, seq) is constructed. It is PyYAML's
+parser (libyaml's when PyYAML was built with it) with a resolver and a constructor limited to the
+core schema, rather than a second YAML library: the event-stream checks below, the line of every
+node and the speed of libyaml are kept.
+
+Every file is also held to limits an author never reaches: at most MAX_FILE_BYTES bytes,
+MAX_DEPTH levels of nesting, numbers of at most MAX_NUMBER_CHARS characters, no anchors or
+aliases (a YAML bomb), and no key given twice in one mapping (PyYAML would keep the last one
+silently). Every mapping key and value keeps the line it came from, so a pydantic error location
+such as ``("event_log", "partitions")`` is reported as ``design.yaml:14: event_log.partitions:
+Input should be greater than or equal to 1``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from yaml.constructor import ConstructorError
 
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
@@ -23,12 +35,104 @@ MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 32
 Lines = dict[tuple[str | int, ...], int]
 
+_TAG = "tag:yaml.org,2002:"
 
-_SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+class Core12Resolver(yaml.resolver.BaseResolver):
+    """Resolves plain scalars by the YAML 1.2 core schema (spec 1.2.2, section 10.3.2) only."""
 
 
-class _LineLoader(_SafeBase):
-    """Safe loader (libyaml's when PyYAML was built with it) whose nodes keep their lines."""
+_DIGITS = list("-+0123456789")
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+Core12Resolver.add_implicit_resolver(_TAG + "null", _NULL, ["~", "n", "N", ""])
+Core12Resolver.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
+Core12Resolver.add_implicit_resolver(_TAG + "int", _INT, _DIGITS)
+Core12Resolver.add_implicit_resolver(_TAG + "float", _FLOAT, [*_DIGITS, "."])
+
+
+class Core12Constructor(yaml.constructor.SafeConstructor):
+    """Constructs the YAML 1.2 core schema's tags only; any other tag (``!!binary``,
+    ``!!timestamp``, ``!!python/...``, ``!custom``, a merge key) is a ConstructorError."""
+
+    yaml_constructors: ClassVar[dict[Any, Any]] = {}
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """No merge keys (``<<``) in YAML 1.2: a mapping's keys are its own."""
+
+    def _bad(self, node: yaml.Node, kind: str) -> ConstructorError:
+        return ConstructorError(
+            None, None, f"{node.value!r} is not a YAML 1.2 {kind}", node.start_mark
+        )
+
+    def construct_core_bool(self, node: yaml.ScalarNode) -> bool:
+        """true/True/TRUE or false/False/FALSE; raises ConstructorError for anything else."""
+        value = str(self.construct_scalar(node))
+        if not _BOOL.match(value):
+            raise self._bad(node, "boolean")
+        return value.lower() == "true"
+
+    def construct_core_int(self, node: yaml.ScalarNode) -> int:
+        """Decimal (a leading 0 is still decimal), ``0o`` octal or ``0x`` hexadecimal."""
+        value = str(self.construct_scalar(node))
+        if not _INT.match(value):
+            raise self._bad(node, "integer")
+        if value.startswith(("0o", "0x")):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return int(value, 10)
+
+    def construct_core_float(self, node: yaml.ScalarNode) -> float:
+        """A decimal or exponent number, ``.inf``, ``-.inf`` or ``.nan``."""
+        value = str(self.construct_scalar(node))
+        if not _FLOAT.match(value):
+            raise self._bad(node, "number")
+        special = value.lower().lstrip("-+")
+        if special in (".inf", ".nan"):
+            number = float(special[1:])
+            return -number if value.startswith("-") else number
+        return float(value)
+
+
+Core12Constructor.yaml_constructors.update(
+    {
+        _TAG + "null": Core12Constructor.construct_yaml_null,
+        _TAG + "bool": Core12Constructor.construct_core_bool,
+        _TAG + "int": Core12Constructor.construct_core_int,
+        _TAG + "float": Core12Constructor.construct_core_float,
+        _TAG + "str": Core12Constructor.construct_yaml_str,
+        _TAG + "seq": Core12Constructor.construct_yaml_seq,
+        _TAG + "map": Core12Constructor.construct_yaml_map,
+        None: Core12Constructor.construct_undefined,
+    }
+)
+
+
+_Parser: type = getattr(yaml, "CParser", None) or type(
+    "_PyParser",
+    (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer),
+    {},
+)
+
+
+class _LineLoader(_Parser, Core12Constructor, Core12Resolver):
+    """libyaml's parser when PyYAML was built with it (else PyYAML's own), the YAML 1.2 core
+    schema's resolver and constructor."""
+
+    def __init__(self, stream: str) -> None:
+        if _Parser is getattr(yaml, "CParser", None):
+            _Parser.__init__(self, stream)
+        else:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+        Core12Constructor.__init__(self)
+        Core12Resolver.__init__(self)
 
 
 MAX_NUMBER_CHARS = 100
@@ -64,9 +168,21 @@ def _walk(
         raise yaml.YAMLError(f"nesting deeper than {MAX_DEPTH} levels")
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        seen: dict[tuple[str, str], int] = {}
         for key, value in node.value:
             name = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line)
-            lines[path + (name,)] = key.start_mark.line + 1
+            line = key.start_mark.line + 1
+            if isinstance(key, yaml.ScalarNode):
+                first = seen.get((key.tag, key.value))
+                if first is not None:
+                    field = ".".join(str(p) for p in path + (name,))
+                    message = (
+                        f"duplicate key {name!r}: already given at line {first}, and a key may "
+                        "appear only once in a mapping (remove one of them)"
+                    )
+                    raise _refuse(filename, line, field, message)
+                seen[(key.tag, key.value)] = line
+            lines[path + (name,)] = line
             _walk(value, path + (name,), lines, depth + 1, filename)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
@@ -80,9 +196,10 @@ def _walk(
 def parse_yaml(text: str, filename: str) -> tuple[Any, Lines]:
     """Parse YAML text safely; return the data and a map from key path to line number.
 
-    Raises InputFileError for a file over MAX_FILE_BYTES, a syntax error, aliases (a YAML bomb
-    defence: anchors are refused), nesting deeper than MAX_DEPTH, or a number longer than
-    MAX_NUMBER_CHARS.
+    YAML 1.2 core schema semantics (see the module's docstring). Raises InputFileError for a
+    file over MAX_FILE_BYTES, a syntax error, a tag outside the core schema, aliases (a YAML
+    bomb defence: anchors are refused), nesting deeper than MAX_DEPTH, a number longer than
+    MAX_NUMBER_CHARS, or a key given twice in one mapping (named with its line and dotted path).
     """
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
         raise InputFileError(

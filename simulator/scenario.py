@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from simulator.groups import GroupName
 
@@ -270,3 +279,35 @@ class Scenario(_Part):
     seed: int = Field(1, ge=0, le=2**63 - 1)
     load: Load = Field(default_factory=Load)
     faults: list[Fault] = Field(default_factory=list, max_length=64)
+
+    @field_validator("faults")
+    @classmethod
+    def _faults_start_inside(cls, faults: list[Fault], info: ValidationInfo) -> list[Fault]:
+        """Every fault starts in [0, duration_seconds): one timed at or after the end would never
+        happen, and a check about it would pass without being exercised. Each such fault is an
+        error at its own ``faults.N.at_seconds`` (so the file's line is named)."""
+        duration = info.data.get("duration_seconds")
+        if duration is None:
+            return faults
+        late = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "fault_after_end",
+                    "the {kind} fault starts at {at} s, at or after the end of the scenario "
+                    "(duration_seconds: {duration} s), so it would never happen; start it "
+                    "earlier or lengthen the scenario",
+                    {
+                        "kind": fault.kind,
+                        "at": f"{fault.at_seconds:g}",
+                        "duration": f"{duration:g}",
+                    },
+                ),
+                loc=(i, "at_seconds"),
+                input=fault.at_seconds,
+            )
+            for i, fault in enumerate(faults)
+            if fault.at_seconds >= duration
+        ]
+        if late:
+            raise ValidationError.from_exception_data(cls.__name__, late)
+        return faults

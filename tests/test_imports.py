@@ -62,8 +62,10 @@ LAYERS = {
     "app.migrations": PERSISTENCE,
     "app": FOUNDATION,
     "app.settings": FOUNDATION,
+    "app.development_secret": FOUNDATION,
     "app.errors": FOUNDATION,
     "app.logs": FOUNDATION,
+    "app.control_characters": FOUNDATION,
 }
 """The layer of every app module, by its module or package name (the longest prefix wins)."""
 
@@ -205,20 +207,12 @@ def package_graph(package: str) -> dict[str, frozenset[str]]:
 def layer_of(module: str) -> str | None:
     """The layer of an app module (LAYERS, longest prefix), or None when it has none."""
     parts = module.split(".")
-    while parts:
+    while len(parts) > 1 or module == "app":  # "app" names the package's own __init__ only
         layer = LAYERS.get(".".join(parts))
         if layer is not None:
             return layer
         parts.pop()
     return None
-
-
-SIMULATOR_CIRCLES = pytest.mark.xfail(
-    strict=True,
-    reason="the simulator's circles (engine.run <-> faults, engine.consumers <-> engine.samples, "
-    "simulator/__init__ <-> engine.run) are being removed on another branch; remove this mark "
-    "when that is merged",
-)
 
 
 def test_the_graph_sees_imports_under_type_checking_and_inside_functions(tmp_path: Path) -> None:
@@ -246,7 +240,7 @@ def test_a_circle_is_listed_with_its_arrows() -> None:
     assert circles({"a": ["b"], "b": ["c"], "c": []}) == []
 
 
-@pytest.mark.parametrize("package", ["app", pytest.param("simulator", marks=SIMULATOR_CIRCLES)])
+@pytest.mark.parametrize("package", ["app", "simulator"])
 def test_no_circle_of_modules(package: str) -> None:
     """No module of the package reaches itself through its imports."""
     assert within(package), f"no modules found under {package}/"
@@ -254,7 +248,7 @@ def test_no_circle_of_modules(package: str) -> None:
     assert not found, "import circles:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("package", ["app", pytest.param("simulator", marks=SIMULATOR_CIRCLES)])
+@pytest.mark.parametrize("package", ["app", "simulator"])
 def test_no_circle_of_packages(package: str) -> None:
     """No subpackage (or top-level module) of the package reaches itself through its imports."""
     found = circles(package_graph(package))
@@ -270,6 +264,45 @@ def test_the_simulator_never_imports_the_app() -> None:
         if target == "app" or target.startswith("app.")
     ]
     assert not upward, "simulator imports app:\n" + "\n".join(upward)
+
+
+def reachable(graph: dict[str, frozenset[str]], start: Iterable[str]) -> set[str]:
+    """Every module that importing the ``start`` modules loads, through any chain of imports."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        for target in graph.get(module, ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+SIMULATOR_RULES = [
+    # (whose imports, what they must never load, why)
+    ("simulator.engine", ("simulator.faults", "simulator.simulation"), "the engine knows no fault"),
+    (
+        "simulator.engine",
+        ("simulator.estimate",),
+        "the simulation reads capacity and the workload from their own homes, not the estimate",
+    ),
+    ("simulator.faults", ("simulator.estimate",), "faults simulate; they do not estimate"),
+    ("simulator.cost", ("simulator.estimate",), "the bill prices the run, not the estimate"),
+]
+
+
+@pytest.mark.parametrize("source, forbidden, why", SIMULATOR_RULES, ids=lambda r: str(r))
+def test_the_simulator_s_rooms_import_one_way(
+    source: str, forbidden: tuple[str, ...], why: str
+) -> None:
+    """Through any chain of imports (at the top, inside functions, under TYPE_CHECKING)."""
+    graph = within("simulator")
+    starts = [m for m in graph if m == source or m.startswith(source + ".")]
+    assert starts, f"no module {source}"
+    loaded = reachable(graph, starts)
+    bad = sorted(m for m in loaded for f in forbidden if m == f or m.startswith(f + "."))
+    assert not bad, f"{source} loads {bad}: {why}"
 
 
 def test_every_app_module_has_a_layer() -> None:

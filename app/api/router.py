@@ -4,6 +4,8 @@ Both take a design as a JSON body (``application/json``: the design file's field
 YAML (``application/yaml``) or as an uploaded file (``multipart/form-data``, field ``design``),
 and answer with the same JSON as the CLI for the same design and seed: ``designlab grade
 --format json`` (contract 3) and ``designlab simulate --json`` (a SimulationResult with its cost).
+A JSON body is read as YAML 1.2 by the design file's reader, so an object with a repeated name is
+refused like a mapping with a repeated key, naming its line.
 The simulations run in the app's process pool (app/simpool.py) within its bounds and its fair
 share per client (the client's address); a request waits for them on the event loop, holding no
 thread, and grades in a worker thread once they are done (milliseconds).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Annotated, Any
 
 import anyio
@@ -40,7 +43,7 @@ from app.grading.result import GradeResult, InputProblem
 from app.step_runs import scenario_names
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
-from simulator.files import MAX_FILE_BYTES, load_model
+from simulator.files import MAX_DEPTH, MAX_FILE_BYTES, load_model
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
 
@@ -156,13 +159,44 @@ async def _design_text(request: Request) -> tuple[str, str]:
             "The design is not UTF-8 text.", [FieldError(name, None, "", str(exc))]
         ) from exc
     if media in JSON_TYPES:
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BadInput(
-                "The body is not valid JSON.", [FieldError(name, exc.lineno, "", exc.msg)]
-            ) from exc
+        _check_json(text, name)
     return text, name
+
+
+def _check_json(text: str, name: str) -> None:
+    """Raise BadInput unless ``text`` is JSON. Numbers are not converted here (a 4,301-digit
+    integer is refused with its field by the design's reader, not by Python's int limit), and
+    nesting deep enough to exhaust the JSON decoder's recursion is refused as such. The text is
+    then read as YAML 1.2 (JSON is a subset), so a duplicate key in an object is refused with
+    its line and field, as in a design file."""
+    too_deep = BadInput(
+        f"The JSON body is nested deeper than a design's {MAX_DEPTH} levels.",
+        [FieldError(name, None, "", f"nesting deeper than {MAX_DEPTH} levels")],
+    )
+    if _json_depth(text) > MAX_DEPTH + 1:
+        raise too_deep
+    try:
+        json.loads(text, parse_int=str, parse_float=str)
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            "The body is not valid JSON.", [FieldError(name, exc.lineno, "", exc.msg)]
+        ) from exc
+    except RecursionError as exc:  # not reached after the depth check; kept as a backstop
+        raise too_deep from exc
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON text (brackets inside strings do not
+    count), found without recursion."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _parse_design(text: str, name: str) -> Design:

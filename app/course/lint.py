@@ -111,8 +111,23 @@ def _widget_problem(decision: Decision, spec: DesignField) -> str | None:
     return None
 
 
+def _range_problems(decision: Decision, spec: DesignField) -> list[tuple[str, str]]:
+    """(key, message) for a decision's min or max outside the design model's own bound."""
+    found = []
+    if decision.min is not None and spec.minimum is not None and decision.min < spec.minimum:
+        found.append(("min", f"min {decision.min:g} is below the design's own minimum "
+                             f"{spec.minimum:g} for {decision.field}"))  # fmt: skip
+    if decision.max is not None and spec.maximum is not None and decision.max > spec.maximum:
+        found.append(("max", f"max {decision.max:g} is above the design's own maximum "
+                             f"{spec.maximum:g} for {decision.field}"))  # fmt: skip
+    return [(key, f"{message}: the form would offer values the design refuses")
+            for key, message in found]  # fmt: skip
+
+
 def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
-    """Each decision names a real design field, a widget that fits it and valid choice values."""
+    """Each decision names a real design field, a widget that fits it, valid choice values, and
+    a min/max inside the design model's own bounds (the form shows the decision's range and the
+    server enforces it, app.web.forms.field_bounds: it must not offer what the design refuses)."""
     for step in _steps(course):
         assert step.step is not None
         seen: set[str] = set()
@@ -128,6 +143,8 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
             problem = _widget_problem(decision, spec)
             if problem:
                 yield _at(step, "error", ("decisions", i, "widget"), problem)
+            for key, message in _range_problems(decision, spec):
+                yield _at(step, "error", ("decisions", i, key), message)
             for j, choice in enumerate(decision.choices):
                 try:
                     with_values(Design(), {decision.field: choice.value})

@@ -4,11 +4,13 @@ app.course.lint (``LoadedCourse -> Problems``) and names the file, the line and 
 
 Syntax errors in an expression or a template are reported by app.course.lint's own
 ``checks_well_formed``; these rules report what parses but would fail when graded: an unknown
-name, function or field, unsupported syntax, an unknown filter.
+name, function or field, unsupported syntax, an unknown filter, or a check its scenario cannot
+exercise (it would pass, or fail, whatever the design).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 from jinja2 import TemplateSyntaxError
@@ -18,6 +20,7 @@ from app.checks.expressions import expression_problems, parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from simulator.errors import InputFileError
 from simulator.pricing import load_pricing
+from simulator.scenario import Scenario
 
 
 def _parses(expr: str) -> bool:
@@ -109,5 +112,72 @@ def pricing_catalog_valid(course: LoadedCourse) -> Iterable[Problem]:
             yield Problem.from_field_error(error)
 
 
-RULES = [check_names_known, figure_names_known, known_bad_checks_exist, pricing_catalog_valid]
+FAULT_METRICS: dict[str, str] = {
+    "state_writes_lost": "state_failover",
+    "state_writes_rebuilt": "state_failover",
+    "log_lost": "broker_loss",
+    "producer_blocked_seconds": "broker_loss",
+    "offset_reset_errors": "consumer_pause",
+    "offset_reset_skipped": "consumer_pause",
+    "saga_compensations": "saga_failure",
+    "sagas_to_human_queue": "saga_failure",
+}
+"""Metrics that only one kind of fault produces, by that fault's ``kind``: the faults layer sets
+them from that fault's own records alone (its layer's ``contribute`` in simulator/faults/), so in a
+scenario without such a fault they are 0 whatever the design."""
+
+
+def _unexercised(expr: str, scenario: Scenario, name: str) -> Iterable[str]:
+    """Why a check's ``expr`` cannot be exercised by ``scenario``: a fault-specific metric of a
+    fault the scenario lacks, or ``scenario.faults[N]`` past its faults."""
+    kinds = {fault.kind for fault in scenario.faults}
+    for node in ast.walk(parse(expr)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            kind = FAULT_METRICS.get(node.attr)
+            if node.value.id == "metrics" and kind is not None and kind not in kinds:
+                yield (
+                    f"reads metrics.{node.attr}, which only a {kind} fault produces, but scenario "
+                    f"{name!r} has no {kind} fault: the check cannot be exercised (it is 0 "
+                    "whatever the design)"
+                )
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "faults"
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "scenario"
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)
+            and not -len(scenario.faults) <= node.slice.value < len(scenario.faults)
+        ):
+            yield (
+                f"reads scenario.faults[{node.slice.value}], but scenario {name!r} has "
+                f"{len(scenario.faults)} fault(s)"
+            )
+
+
+def checks_exercised_by_their_scenario(course: LoadedCourse) -> Iterable[Problem]:
+    """Each check can be exercised by the scenario it reads (its own ``scenario``, else its
+    step's): no fault-specific metric (FAULT_METRICS) of a fault that scenario does not inject,
+    no ``scenario.faults[N]`` past its faults. (A fault timed after its scenario's end is refused
+    by the scenario file's own reader, simulator/scenario.py.)"""
+    for step in course.steps:
+        if step.step is None:
+            continue
+        for i, check in enumerate(step.step.checks):
+            name = check.scenario or step.step.scenario
+            scenario = course.scenarios.get(name) if name is not None else None
+            if scenario is None or name is None or not _parses(check.expr):
+                continue
+            for message in _unexercised(check.expr, scenario, name):
+                yield _error(step, ("checks", i, "expr"), message)
+
+
+RULES = [
+    check_names_known,
+    figure_names_known,
+    known_bad_checks_exist,
+    pricing_catalog_valid,
+    checks_exercised_by_their_scenario,
+]
 """The grading rules, for app.course.lint's RULES."""

@@ -1,16 +1,23 @@
 """The grade result as JUnit XML, so CI dashboards show it: a testsuite per step, a testcase per
-check, failure and error elements with the message and the explanation, points as properties.
+check, failure and error elements with the message and the explanation, a step's points as its
+suite's properties and a check's as the first line of its ``system-out`` (``points: 0/4``).
 
 Follows the schema most CI tools read (the Ant/Jenkins JUnit format): ``testsuites`` >
 ``testsuite`` (name, tests, failures, errors, skipped) > ``properties`` and ``testcase``
-(name, classname) with an optional ``failure`` or ``error`` (message attribute, text body).
-No timestamps or times, so the same grade gives the same bytes.
+(name, classname) with an optional ``failure`` or ``error`` (message attribute, text body) and a
+``system-out`` (a testcase may not hold ``properties`` in that schema).
+No timestamps or times, so the same grade gives the same bytes. Every attribute and text is
+passed through ``printable`` (app/control_characters.py): a control character from a design (its
+name holding byte 0x01) is written as ``\\x01``, since XML 1.0 cannot hold it at all. The
+document validates against the Jenkins xUnit plugin's junit-10.xsd (tested with a copy of it), so
+the root ``testsuites`` carries no ``skipped`` count (that schema allows it on a testsuite only).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from app.control_characters import printable
 from app.grading.result import CheckResult, GradeResult, StepResult
 
 
@@ -21,17 +28,18 @@ def _properties(parent: ET.Element, values: dict[str, object]) -> None:
             ET.SubElement(props, "property", name=name, value=str(value))
 
 
-def _counts(element: ET.Element, checks: list[CheckResult]) -> None:
+def _counts(element: ET.Element, checks: list[CheckResult], *, skipped: bool = True) -> None:
     element.set("tests", str(len(checks)))
     element.set("failures", str(sum(c.status == "fail" for c in checks)))
     element.set("errors", str(sum(c.status == "error" for c in checks)))
-    element.set("skipped", "0")
+    if skipped:
+        element.set("skipped", "0")
 
 
 def _testcase(suite: ET.Element, step: StepResult, check: CheckResult) -> None:
     case = ET.SubElement(suite, "testcase", name=f"{check.id}: {check.title}")
     case.set("classname", f"designlab.{step.id}")
-    _properties(case, {"points": check.points, "max_points": check.max_points})
+    points = f"points: {check.points}/{check.max_points}"
     body = "\n".join(
         part
         for part in (
@@ -42,11 +50,13 @@ def _testcase(suite: ET.Element, step: StepResult, check: CheckResult) -> None:
         if part
     )
     if check.status == "pass":
-        ET.SubElement(case, "system-out").text = f"{check.message}\n{check.explanation}".strip()
+        out = ET.SubElement(case, "system-out")
+        out.text = f"{points}\n{check.message}\n{check.explanation}".strip()
         return
     kind = "failure" if check.status == "fail" else "error"
     outcome = ET.SubElement(case, kind, message=check.message, type=check.status)
     outcome.text = body
+    ET.SubElement(case, "system-out").text = points
 
 
 def _error_suite(root: ET.Element, result: GradeResult) -> None:
@@ -61,11 +71,20 @@ def _error_suite(root: ET.Element, result: GradeResult) -> None:
     error.text = "\n".join(str(p) for p in result.errors) or result.message
 
 
+def _printable(root: ET.Element) -> None:
+    """Escape the control characters of every attribute and text under ``root``, in place."""
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            element.set(name, printable(value))
+        if element.text:
+            element.text = printable(element.text)
+
+
 def to_junit(result: GradeResult) -> str:
     """The result as a JUnit XML document (UTF-8 text with an XML declaration)."""
     root = ET.Element("testsuites", name=f"designlab grade: {result.design_name or 'design'}")
     checks = [c for s in result.steps for c in s.checks]
-    _counts(root, checks)
+    _counts(root, checks, skipped=False)
     if not result.steps:
         _error_suite(root, result)
         root.set("tests", "1")
@@ -86,5 +105,6 @@ def to_junit(result: GradeResult) -> str:
         )
         for check in step.checks:
             _testcase(suite, step, check)
+    _printable(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

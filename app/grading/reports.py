@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from enum import StrEnum
@@ -31,8 +32,18 @@ def render(result: GradeResult, report_format: ReportFormat) -> str:
 
 
 def to_json(result: GradeResult) -> str:
-    """The result's JSON exactly as the API returns it, indented by 2, with a final newline."""
-    return result.model_dump_json(indent=2) + "\n"
+    """The result's JSON as the API returns it, indented by 2, with a final newline. JSON
+    escapes U+0000 to U+001F itself; DEL and the C1 controls (U+007F to U+009F), which JSON may
+    carry raw, are written as ``\\u007f`` escapes too, so no control character reaches a
+    terminal or a log (the parsed value is the same)."""
+    return _C1_OR_DEL.sub(_json_escape, result.model_dump_json(indent=2)) + "\n"
+
+
+_C1_OR_DEL = re.compile("[\x7f-\x9f]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _umask() -> int:

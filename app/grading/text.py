@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
+from app.control_characters import printable
 from app.grading.result import CheckResult, GradeResult, StepResult
 from simulator.cost import usd
 from simulator.result import Cost
@@ -66,7 +67,9 @@ def _cost_lines(cost: Cost) -> list[str]:
 
 
 def to_text(result: GradeResult) -> str:
-    """The result as a plain-text report (lines of at most about 100 characters)."""
+    """The result as a plain-text report (lines of at most about 100 characters); a control
+    character (from a design's name, say) is shown as an escape such as ``\\x1b``, so it can
+    neither break a line nor drive the terminal."""
     seed = "each scenario's own seed" if result.seed is None else f"seed {result.seed}"
     lines = [
         f"designlab grade: {result.design_name or 'design'} "
@@ -91,4 +94,4 @@ def to_text(result: GradeResult) -> str:
         f"(score {result.score:.2f})",
         *_wrapped("", result.message, 0),
     ]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"

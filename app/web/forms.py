@@ -73,6 +73,39 @@ def _options(decision: Decision, current: str) -> list[Option]:
     return [Option(value, label, value == current) for value, label in pairs]
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The range a number field accepts, inclusive at both ends (None: unbounded)."""
+
+    min: float | None
+    max: float | None
+
+    def refusal(self, value: float, unit: str) -> str | None:
+        """Why ``value`` is out of range, in the learner's unit, or None when it is in range."""
+        unit_text = f" {unit}" if unit else ""
+        if self.min is not None and value < self.min:
+            return f"Enter at least {_number_text(self.min)}{unit_text}; got {_number_text(value)}."
+        if self.max is not None and value > self.max:
+            return f"Enter at most {_number_text(self.max)}{unit_text}; got {_number_text(value)}."
+        return None
+
+
+def _number_text(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+
+
+def field_bounds(decision: Decision) -> Bounds:
+    """The one definition of a number field's range: the decision's own ``min``/``max`` in
+    step.yaml where given, else the design model's bound (pydantic ``ge``/``gt``, ``le``/``lt``).
+    The form shows it (the input's min and max) and read_decisions enforces it, so a value the
+    form would not offer is refused by the server too (the form has ``novalidate``)."""
+    spec = design_field(decision.field)
+    return Bounds(
+        decision.min if decision.min is not None else spec.minimum,
+        decision.max if decision.max is not None else spec.maximum,
+    )
+
+
 def build_fields(
     step: Step,
     design: Design,
@@ -86,6 +119,7 @@ def build_fields(
     fields = []
     for decision in step.decisions:
         spec = design_field(decision.field)
+        bounds = field_bounds(decision)
         value = as_form_value(get_value(design, decision.field))
         if submitted is not None and decision.widget == "checkbox":
             value = "true" if decision.field in submitted else "false"
@@ -103,8 +137,8 @@ def build_fields(
                 options=_options(decision, value)
                 if decision.widget in ("select", "radio")
                 else [],
-                min=decision.min if decision.min is not None else spec.minimum,
-                max=decision.max if decision.max is not None else spec.maximum,
+                min=bounds.min,
+                max=bounds.max,
                 step=decision.step
                 if decision.step is not None
                 else (1 if spec.kind == "int" else "any"),
@@ -120,7 +154,8 @@ def read_decisions(
     """Apply the submitted values of the step's decisions to ``design``.
 
     Returns the new Design and no errors, or None and error messages keyed by design path
-    (``""`` for an error that belongs to no single field, such as replicas > brokers).
+    (``""`` for an error that belongs to no single field, such as replicas > brokers). A number
+    outside the field's range as the form shows it (field_bounds) is an error at that field.
     An unticked checkbox is absent from a form, so it reads as false.
     """
     values: dict[str, Any] = {}
@@ -133,9 +168,17 @@ def read_decisions(
         if raw is None:
             continue
         try:
-            values[decision.field] = spec.coerce(raw)
+            value = spec.coerce(raw)
         except ValueError as exc:
             errors[decision.field] = str(exc)
+            continue
+        refusal = None
+        if spec.kind in ("int", "float") and value is not None:
+            refusal = field_bounds(decision).refusal(value, decision.unit)
+        if refusal is not None:
+            errors[decision.field] = refusal
+        else:
+            values[decision.field] = value
     if errors:
         return None, errors
     try:

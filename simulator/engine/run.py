@@ -1,22 +1,24 @@
-"""``simulate``: one SimPy environment and one seeded generator per run, driving the groups.
+"""The simulation engine: one SimPy environment and seeded generators per run, driving the groups.
 
-The **control plane** runs on SimPy: auto-commit ticks and the faults (a worker crash, its
-session-timeout detection and rebalance, the restart, the slow-batch watchdog). Each control event
-first advances the **data plane** (``simulator.engine.consumers.ConsumerGroup.advance``) to its own
-time, which processes the step events due by then in time order, and then acts. Step events
-themselves are never SimPy events: that keeps the cost per step event at a few arithmetic
-operations (see benchmarks/simulator.py). The samples (backlog every ``duration / 2400`` s, lag and
-steps in flight every ``duration / 300`` s) are taken by the data plane as it passes their times
-(``simulator.engine.samples``), so they cost no SimPy event and do not depend on how often the
-control plane advances the groups.
+The **control plane** runs on SimPy: auto-commit ticks here, and the processes the fault layers
+start (a worker crash, its session-timeout detection and restart, the slow-batch watchdog, ...).
+Each control event first advances the **data plane** (``simulator.engine.consumers.ConsumerGroup.
+advance``) to its own time, which processes the step events due by then in time order, and then
+acts. Step events themselves are never SimPy events: that keeps the cost per step event at a few
+arithmetic operations (see benchmarks/simulator.py). The samples (backlog every
+``duration / 2400`` s, lag and steps in flight every ``duration / 300`` s) are taken by the data
+plane as it passes their times (``simulator.engine.samples``), so they cost no SimPy event and do
+not depend on how often the control plane advances the groups.
 
 Randomness: ``numpy.random.SeedSequence(seed)`` spawns one child for the workload (a numpy
 ``Generator``, PCG64) and one per consumer group for retry jitter (a ``random.Random``). Nothing
 uses a module-level RNG, Python's ``hash`` or set order, so the same design, scenario, seed and
 ``SIMULATOR_VERSION`` give byte-identical result JSON in any process.
 
-Faults handled here: ``worker_crash``. Other fault kinds are listed in ``notes`` as not simulated
-by the core; the faults layer adds them through :attr:`Simulation.fault_handlers`.
+The engine simulates no fault by itself and imports none: ``simulator.simulation`` assembles a
+simulation (this engine plus the fault layers of ``simulator.faults``, plugged in through
+``simulator.engine.hooks``) and runs it in phases: :meth:`Simulation.start`, the faults' processes,
+:meth:`Simulation.run_to_end`, the layers' finish, :meth:`Simulation.result`, their contributions.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from typing import Any
 
 import numpy as np
@@ -32,8 +34,9 @@ import simpy
 
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.design import CommitMode, Design
-from simulator.engine.consumers import ConsumerGroup, Stage
+from simulator.engine.consumers import ConsumerGroup
 from simulator.engine.eventlog import Topic, build_topic
+from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
     bin_counts,
@@ -44,10 +47,11 @@ from simulator.engine.metrics import (
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.tools import RunnerPool
-from simulator.engine.workload import Workload, build_workload
+from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
 from simulator.result import FaultWindow, GroupMetrics, Metrics, SimulationResult, Timeseries
-from simulator.scenario import Scenario, WorkerCrash
+from simulator.scenario import Scenario
+from simulator.version import SIMULATOR_VERSION
 
 CHART_SAMPLES = 300
 """Time-series points returned for charts."""
@@ -56,14 +60,13 @@ FINE_PER_CHART = 8
 MAX_AUTO_COMMIT_TICKS = 20_000
 """Auto-commit ticks per group at most; a shorter interval is simulated at duration / this."""
 
-FaultHandler = Callable[["Simulation", Any], Generator[simpy.Event, Any, None]]
-
 
 class Simulation:
     """One simulation: the SimPy ``env``, the consumer groups, their stages, and the samples.
 
     ``env``: a fresh ``simpy.Environment``. ``rngs``: one ``random.Random`` per group (jitter).
-    Build it, optionally add fault processes, then :meth:`run`.
+    Build it, plug fault layers in (``simulator.simulation``), then :meth:`start`, start the
+    faults' processes, :meth:`run_to_end` and :meth:`result`.
     """
 
     def __init__(
@@ -150,16 +153,6 @@ class Simulation:
         self.chart_busy: dict[str, np.ndarray] = {}
         self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
         self.agent_partition_max = np.zeros(design.event_log.partitions, dtype=np.int64)
-        self.fault_handlers: dict[str, FaultHandler] = {"worker_crash": _worker_crash}
-        # Hooks of the faults layer (simulator.faults): called when a group crashes (before the
-        # crash), before the result is assembled, and on the result; ``extensions`` keeps its state.
-        self.crash_hooks: list[Callable[[ConsumerGroup, float, list[int]], None]] = []
-        self.finish_hooks: list[Callable[[], None]] = []
-        self.result_hooks: list[Callable[[SimulationResult], SimulationResult]] = []
-        self.extensions: dict[str, Any] = {}
-        from simulator.faults import install
-
-        install(self)
 
     # ------------------------------------------------------------------ processes
 
@@ -182,7 +175,7 @@ class Simulation:
             k += 1
 
     def release(self) -> None:
-        """Drop the per-event state (partitions, topics, workload, hooks) once the result is out.
+        """Drop the per-event state (partitions, topics, workload) once the result is out.
 
         A finished simulation sits in reference cycles (SimPy processes, hook closures) that only
         a full garbage collection frees; releasing its arrays at once keeps back-to-back runs
@@ -193,13 +186,11 @@ class Simulation:
             topic.release()
         self.groups = {}
         self.topics = {}
-        self.extensions = {}
-        self.fault_handlers = {}
         self._first = {}
         self.workload.groups = {}
 
-    def run(self) -> SimulationResult:
-        """Run the window to its end and assemble the result."""
+    def start(self) -> None:
+        """Form every group at time 0 and, with auto commits, start their ticks."""
         env = self.env
         for g in self.groups.values():
             g.start(0.0)
@@ -213,24 +204,15 @@ class Simulation:
                 interval = floor
             for g in self.groups.values():
                 env.process(self._auto_commit(g, interval))
-        for fault in self.scenario.faults:
-            handler = self.fault_handlers.get(fault.kind)
-            if handler is None:
-                self.notes.append(f"fault {fault.kind} is not simulated by the core simulator")
-                continue
-            env.process(handler(self, fault))
-        # Every control event up to the last sample time, that one included; the data plane
-        # takes its own samples on the way (simulator.engine.samples).
+
+    def run_to_end(self) -> None:
+        """Run every control event up to the last sample time, that one included (the data
+        plane takes its own samples on the way: simulator.engine.samples), bring every group to
+        the end of the window, and collect the samples."""
         last = float(self.fine_t[-1])
-        env.run(until=math.nextafter(last, math.inf))
+        self.env.run(until=math.nextafter(last, math.inf))
         self.advance(max(last, self.duration))
         self._collect_samples()
-        for finish in self.finish_hooks:
-            finish()
-        result = self._result()
-        for hook in self.result_hooks:
-            result = hook(result)
-        return result
 
     def _collect_samples(self) -> None:
         """Backlog per fine time and lag, steps in flight, worst partition per chart time, from
@@ -302,7 +284,9 @@ class Simulation:
         limits = capacity_limits(self.design, name, mean_step, self.workload.tokens_per_call)
         return float(smallest_limit(limits)[0])
 
-    def _result(self) -> SimulationResult:
+    def result(self) -> SimulationResult:
+        """The engine's result of the run (after :meth:`run_to_end`): metrics, time series,
+        fault windows and notes; seed 0 (the caller sets it)."""
         groups = self.groups
         by_group: dict[str, GroupMetrics] = {}
         latencies: list[np.ndarray] = []
@@ -370,7 +354,7 @@ class Simulation:
         )
         timeseries = self._timeseries(lag_total, busy, np.concatenate(finishes_all))
         return SimulationResult(
-            simulator_version=_version(),
+            simulator_version=SIMULATOR_VERSION,
             scenario=self.scenario.name,
             seed=0,
             duration_seconds=self.duration,
@@ -417,49 +401,6 @@ class _Totals:
         self.rebalances = sum(g.rebalances for g in gs)
 
 
-def _version() -> str:
-    from simulator import SIMULATOR_VERSION
-
-    return SIMULATOR_VERSION
-
-
-def _worker_crash(sim: Simulation, fault: WorkerCrash) -> Generator[simpy.Event, Any, None]:
-    """``worker_crash``: members stop at ``at_seconds`` for ``duration_seconds``.
-
-    The coordinator notices after ``session_timeout_ms`` (no heartbeat) and rebalances the
-    survivors; when the members come back they join and the group rebalances again.
-    """
-    env = sim.env
-    group = sim.groups[fault.group]
-    count = group.instances if fault.instances == "all" else min(fault.instances, group.instances)
-    which = list(range(count))
-    yield env.timeout(fault.at_seconds)
-    start = float(fault.at_seconds)
-    end = start + fault.duration_seconds
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
-    group.advance(start)
-    for hook in sim.crash_hooks:
-        hook(group, start, which)
-    group.crash(start, which, mid_batch=fault.mid_batch)
-    env.process(_detect(sim, group, start + group.session_timeout_s, end))
-    yield env.timeout(fault.duration_seconds)
-    group.advance(end)
-    group.restart(end, which)
-
-
-def _detect(
-    sim: Simulation, group: ConsumerGroup, at: float, restart_at: float
-) -> Generator[simpy.Event, Any, None]:
-    """Session-timeout detection of dead members at ``at``: rebalance if membership changed."""
-    env = sim.env
-    if at >= restart_at:
-        return
-    yield env.timeout(at - env.now)
-    group.advance(at)
-    if group.membership_changed():
-        group.rebalance(at)
-
-
 def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]:
     """The workload's numpy generator and one ``random.Random`` per group, all from ``seed``."""
     children = np.random.SeedSequence(seed).spawn(1 + len(GROUPS))
@@ -469,42 +410,3 @@ def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]
         for i, name in enumerate(GROUPS)
     }
     return workload_rng, rngs
-
-
-def run_workload(
-    design: Design,
-    scenario: Scenario,
-    workload: Workload,
-    seed: int,
-    *,
-    env: simpy.Environment | None = None,
-) -> SimulationResult:
-    """Simulate an explicit ``workload`` (e.g. :meth:`Workload.from_arrays`) under ``scenario``'s
-    faults. ``env``: the SimPy environment to use (a fresh one by default)."""
-    _, rngs = make_rngs(seed)
-    sim = Simulation(env or simpy.Environment(), design, scenario, workload, rngs)
-    result = sim.run()
-    sim.release()
-    return result.model_copy(update={"seed": seed})
-
-
-def simulate(
-    design: Design,
-    scenario: Scenario,
-    seed: int | None = None,
-) -> SimulationResult:
-    """Simulate ``design`` under ``scenario`` and return its metrics and time series (the monthly
-    cost is ``simulator.cost.monthly_cost`` of the metrics).
-
-    ``seed`` (default: ``scenario.seed``) seeds every random draw. Same design, scenario, seed and
-    ``SIMULATOR_VERSION`` give byte-identical ``result.model_dump_json()``. Raises ``ValueError``
-    when the scenario would produce more than ``simulator.engine.workload.MAX_EVENTS`` step events.
-    """
-    seed = scenario.seed if seed is None else seed
-    env = simpy.Environment()
-    workload_rng, rngs = make_rngs(seed)
-    workload = build_workload(design, scenario, workload_rng)
-    sim = Simulation(env, design, scenario, workload, rngs)
-    result = sim.run().model_copy(update={"seed": seed})
-    sim.release()
-    return result

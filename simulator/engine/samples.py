@@ -1,14 +1,16 @@
 """Samples a consumer group's data plane takes of itself at fixed times: backlog, lag, in flight.
 
 The control plane fixes the times (``fine_t``: ``duration / 2400`` apart; every ``per_chart``-th
-of them is a chart time). :meth:`ConsumerGroup.advance <simulator.engine.consumers.ConsumerGroup.
-advance>` calls :meth:`GroupSamples.record` just before it processes the first step action due
-after a sample time, so a sample at ``t`` sees every step action due at or before ``t`` (to the
-nanosecond of the heap keys) and every control action at ``t`` (a crash, a rebalance, an
-auto-commit tick at ``t`` advances the group only up to ``t`` before it acts, and that leaves the
-sample at ``t`` for later). The one exception is a control action the data plane itself asks for
-(``ConsumerGroup.request_control``): it runs right after the sample at its time. No SimPy event
-is needed per sample, and the samples do not depend on how often the group is advanced.
+of them is a chart time). The data plane (``ConsumerGroup.advance`` in
+``simulator.engine.consumers``) calls :meth:`GroupSamples.record` just before it processes the
+first step action due after a sample time, so a sample at ``t`` sees every step action due at or
+before ``t`` (to the nanosecond of the heap keys) and every control action at ``t`` (a crash, a
+rebalance, an auto-commit tick at ``t`` advances the group only up to ``t`` before it acts, and
+that leaves the sample at ``t`` for later). The one exception is a control action the data plane
+itself asks for (``ConsumerGroup.request_control``): it runs right after the sample at its time.
+No SimPy event is needed per sample, and the samples do not depend on how often the group is
+advanced. A sample only reads the group (its partitions' committed offsets, its early finishes,
+the counts the data plane passes); it never changes it.
 
 Per fine time: the events that have started or are gone without starting (the backlog is the
 log-end offset minus that). Per chart time: each partition's committed offset and the finish of
@@ -22,13 +24,14 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
 
 FLUSH_EVERY = 32
 """Chart snapshots kept before they are turned into lags (at most this many x partitions x
@@ -46,7 +49,10 @@ class GroupSamples:
     per chart sample (every ``per_chart``-th time is a chart time). ``chart_ends``: shape
     ``(P, F // per_chart)`` int64, each partition's log-end offset at each chart time.
     ``commit_after``: an early-completed step's batch commit counts only once the step has
-    finished (commit after processing).
+    finished (commit after processing). ``parts``: the group's partitions (their ``committed``
+    offsets are read at each chart time); ``early_f``: per partition, the finish time of its
+    early-completed step (``-inf`` for none), the group's own list, read at each chart time.
+    A sample only reads these; it never changes the group.
 
     After the run: ``started_or_gone`` (``F`` counts), and per chart time ``lag_total``,
     ``lag_worst`` (the largest partition lag), ``in_flight``; per partition
@@ -61,7 +67,11 @@ class GroupSamples:
         per_chart: int,
         chart_ends: np.ndarray,
         commit_after: bool,
+        parts: Sequence[Partition],
+        early_f: list[float],
     ):
+        self.parts = parts
+        self.early_f = early_f
         chart_t = times[per_chart - 1 :: per_chart]
         self.keys = array("q", limit_keys.astype(np.int64).tolist())
         self.keys.append(end_key)
@@ -96,14 +106,13 @@ class GroupSamples:
         """Limit key of the next sample not yet taken (``end_key`` after the last)."""
         return self.keys[self.i]
 
-    def record(self, group: ConsumerGroup, key: int, started: int, busy: int) -> int:
+    def record(self, key: int, done: int, busy: int) -> int:
         """Take every sample whose limit key is below ``key``; return the next one's limit key.
 
-        ``started``: first starts the caller has counted and not yet added to
-        ``group.started_first``; ``busy``: steps in progress now (the caller's count)."""
+        ``done``: events of the group started at least once or gone without starting, now;
+        ``busy``: steps in progress now (the caller's counts)."""
         keys = self.keys
         i = self.i
-        done = group.started_first + started + group.never_started_gone
         per_chart = self.per_chart
         snapshot: tuple[array[int], array[float]] | None = None
         while keys[i] < key:
@@ -111,7 +120,7 @@ class GroupSamples:
             i += 1
             if i % per_chart == 0:
                 if snapshot is None:
-                    snapshot = (array("q", map(_COMMITTED, group.parts)), array("d", group.early_f))
+                    snapshot = (array("q", map(_COMMITTED, self.parts)), array("d", self.early_f))
                 self._committed.append(snapshot[0])
                 self._early.append(snapshot[1])
                 self._busy.append(busy)
@@ -119,6 +128,12 @@ class GroupSamples:
                     self.flush()
         self.i = i
         return keys[i]
+
+    def release(self) -> None:
+        """Drop the references to the group's partitions and early finishes (after the last
+        sample), so they are freed with the group's own per-event state."""
+        self.parts = ()
+        self.early_f = []
 
     def flush(self) -> None:
         """Turn the kept chart snapshots into lags and steps in flight."""

@@ -31,13 +31,16 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.design import Acks, Design
-from simulator.faults.poison import DROP
-from simulator.result import FaultWindow
+from simulator.engine.hooks import FaultLayer, amend
+from simulator.engine.partition import DROP
+from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import BrokerLoss
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 
 @dataclass(frozen=True)
@@ -84,23 +87,55 @@ class BrokerLossOutcome:
     blocked_seconds: float = 0.0
 
 
-def broker_loss(sim: Simulation, fault: BrokerLoss) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``broker_loss`` (see the module docstring)."""
-    yield sim.env.timeout(fault.at_seconds)
-    start = float(fault.at_seconds)
-    end = start + fault.duration_seconds
-    outcome = BrokerLossOutcome(start, end)
-    sim.extensions.setdefault("broker_losses", []).append(outcome)
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
-    fates = [partition_fate(sim.design, p, fault) for p in range(sim.design.event_log.partitions)]
-    for group in sim.groups.values():
-        group.advance(start)
-        group.settle(start)
-        for part, fate in zip(group.parts, fates, strict=True):
-            if part.n:
-                _apply(group, part, fate, start, end, outcome)
-    if outcome.blocked_partitions:
-        outcome.blocked_seconds = min(end, max(sim.duration, start)) - start
+class BrokerLosses(FaultLayer):
+    """``broker_loss`` faults (see the module docstring): one :class:`BrokerLossOutcome` per
+    fault in ``outcomes``. Contributes to ``lost``, ``log_lost``, ``producer_blocked_seconds``,
+    and a note per loss."""
+
+    kinds = ("broker_loss",)
+
+    def __init__(self) -> None:
+        self.outcomes: list[BrokerLossOutcome] = []
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``broker_loss`` (see the module docstring)."""
+        assert isinstance(fault, BrokerLoss)
+        yield sim.env.timeout(fault.at_seconds)
+        start = float(fault.at_seconds)
+        end = start + fault.duration_seconds
+        outcome = BrokerLossOutcome(start, end)
+        self.outcomes.append(outcome)
+        sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+        partitions = range(sim.design.event_log.partitions)
+        fates = [partition_fate(sim.design, p, fault) for p in partitions]
+        for group in sim.groups.values():
+            group.advance(start)
+            group.settle(start)
+            for part, fate in zip(group.parts, fates, strict=True):
+                if part.n:
+                    _apply(group, part, fate, start, end, outcome)
+        if outcome.blocked_partitions:
+            outcome.blocked_seconds = min(end, max(sim.duration, start)) - start
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """The acknowledged events lost, the producers' blocked seconds, a note per loss."""
+        losses = self.outcomes
+        if not losses:
+            return result
+        notes = [
+            f"broker loss {b.start_s:g}-{b.end_s:g} s: {b.lost} acknowledged events lost "
+            f"({b.lost_after_read} already read), {b.blocked_partitions} partitions refused "
+            f"writes, {b.delayed} events waited in producers"
+            for b in losses
+        ]
+        log_lost = sum(b.lost for b in losses)
+        return amend(
+            result,
+            notes,
+            lost=result.metrics.lost + log_lost,
+            log_lost=log_lost,
+            producer_blocked_seconds=float(sum(b.blocked_seconds for b in losses)),
+        )
 
 
 def _apply(

@@ -35,10 +35,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simulator.design import CheckpointGranularity, Design, OrchestrationPattern
+from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.result import SimulationResult
+from simulator.scenario import Scenario
 
 if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup
     from simulator.engine.eventlog import Topic
+    from simulator.engine.run import Simulation
 
 DEFAULT_SUBAGENTS = 5
 """Researcher subagents assumed per run when the design sets no ``max_subagents``."""
@@ -74,35 +78,56 @@ def position_in_run(topic: Topic) -> tuple[np.ndarray, np.ndarray]:
     return index, size
 
 
-class CheckpointRework:
-    """Crash hook of the agent group (see the module docstring).
+class CheckpointRework(FaultLayer):
+    """The rework worker crashes cost runs (see the module docstring): an ``on_crash`` hook,
+    installed with ``worker_crash`` faults; it acts only when the scenario drives whole runs.
 
-    Counters: ``calls_redone`` (model calls), ``seconds_redone`` (worker seconds), ``runs_resumed``.
+    Counters: ``calls_redone`` (model calls), ``seconds_redone`` (worker seconds),
+    ``runs_resumed``. Contributes a note when calls were redone.
     """
 
-    def __init__(self, design: Design, topic: Topic):
-        self.granularity = design.checkpoint.granularity
-        self.agents = agents_per_run(design)
-        self.topic = topic
+    def __init__(self) -> None:
+        self.granularity = CheckpointGranularity.per_step
+        self.agents = 1
+        self.topic: Topic | None = None
+        self.drives_runs = False
         self.calls_redone = 0
         self.seconds_redone = 0.0
         self.runs_resumed = 0
         self._index: np.ndarray | None = None
         self._size: np.ndarray | None = None
 
-    def _positions(self) -> tuple[np.ndarray, np.ndarray]:
+    @classmethod
+    def wanted(cls, design: Design, scenario: Scenario) -> bool:
+        """Installed when the scenario crashes workers."""
+        return any(fault.kind == "worker_crash" for fault in scenario.faults)
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Read the design's checkpoint granularity and agents per run, and the agent topic."""
+        design = sim.design
+        self.granularity = design.checkpoint.granularity
+        self.agents = agents_per_run(design)
+        self.topic = sim.topics["agent"]
+        self.drives_runs = sim.scenario.load.runs_per_second is not None
+
+    def _positions(self, topic: Topic) -> tuple[np.ndarray, np.ndarray]:
         if self._index is None or self._size is None:
-            self._index, self._size = position_in_run(self.topic)
+            self._index, self._size = position_in_run(topic)
         return self._index, self._size
 
     def on_crash(self, group: ConsumerGroup, t: float, members: Sequence[int]) -> None:
         """Members ``members`` of ``group`` crash at ``t``: charge the rework of their runs."""
-        if group.name != "agent" or self.granularity is CheckpointGranularity.per_step:
+        topic = self.topic
+        if (
+            not self.drives_runs
+            or topic is None
+            or group.name != "agent"
+            or self.granularity is CheckpointGranularity.per_step
+        ):
             return
         group.settle(t)
         crashed = set(members)
-        index, size = self._positions()
-        topic = self.topic
+        index, size = self._positions(topic)
         for part in group.parts:
             if part.owner not in crashed or part.hw == 0 or part.hw >= part.n:
                 continue
@@ -135,3 +160,16 @@ class CheckpointRework:
             self.seconds_redone += float(steps.sum())
             group.model_calls += int(calls.size)
             group.model_calls_repeated += int(calls.size)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """A note on the runs resumed and the calls they redid."""
+        if not self.calls_redone:
+            return result
+        return amend(
+            result,
+            [
+                f"checkpoint {self.granularity}: {self.runs_resumed} runs resumed from their "
+                f"checkpoint redid {self.calls_redone} model calls "
+                f"({self.seconds_redone:.0f} worker-seconds)"
+            ],
+        )

@@ -5,7 +5,7 @@ Writes fail until a replica is promoted, ``state_store.failover_seconds`` later 
 promote and writes stay down for the rest of the window. The state writers treat the failure as
 transient: each retries its write with ``failures.retry``'s backoff (capped, jittered) until the new
 primary answers, never dead-letters it, and commits no offset past it, so the state group's lag
-grows during the failover and drains after (:class:`simulator.faults.hooks.GroupHooks`).
+grows during the failover and drains after (:class:`simulator.faults.transient.TransientRetries`).
 
 What the new primary is missing: with ``replication: sync`` nothing (a write is acknowledged once a
 replica has it); with ``async`` the writes acknowledged in the last ``replication_lag_ms`` before
@@ -26,11 +26,13 @@ import numpy as np
 import simpy
 
 from simulator.design import Replication
-from simulator.result import FaultWindow
+from simulator.engine.hooks import FaultLayer, amend
+from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import StateFailover
 
 if TYPE_CHECKING:
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 
 @dataclass
@@ -45,21 +47,58 @@ class FailoverOutcome:
     lost: int = 0
 
 
-def state_failover(sim: Simulation, fault: StateFailover) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``state_failover``: sets the store's down window at time 0."""
-    store = sim.design.state_store
-    start = float(fault.at_seconds)
-    # With no replica nothing can be promoted: writes stay down past the end of the window.
-    end = start + store.failover_seconds if store.replicas >= 1 else max(sim.duration, start) + 1
-    sim.store.add_outage(start, end)
-    lag_s = store.replication_lag_ms / 1000.0 if store.replication is Replication.async_ else 0.0
-    if store.replicas < 1:
-        lag_s = 0.0
-    outcome = FailoverOutcome(start, end, start - lag_s)
-    sim.extensions.setdefault("failovers", []).append(outcome)
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
-    return
-    yield  # a process that acts at time 0 only
+class StateFailovers(FaultLayer):
+    """``state_failover`` faults (see the module docstring): one :class:`FailoverOutcome` per
+    fault in ``outcomes``. Contributes ``state_writes_lost``, ``state_writes_rebuilt`` and a note
+    per failover."""
+
+    kinds = ("state_failover",)
+
+    def __init__(self) -> None:
+        self.outcomes: list[FailoverOutcome] = []
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``state_failover``: sets the store's down window at time 0."""
+        assert isinstance(fault, StateFailover)
+        store = sim.design.state_store
+        start = float(fault.at_seconds)
+        # With no replica nothing can be promoted: writes stay down past the end of the window.
+        if store.replicas >= 1:
+            end = start + store.failover_seconds
+        else:
+            end = max(sim.duration, start) + 1
+        sim.store.add_outage(start, end)
+        lag_s = (
+            store.replication_lag_ms / 1000.0 if store.replication is Replication.async_ else 0.0
+        )
+        if store.replicas < 1:
+            lag_s = 0.0
+        outcome = FailoverOutcome(start, end, start - lag_s)
+        self.outcomes.append(outcome)
+        sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+        return
+        yield  # a process that acts at time 0 only
+
+    def finish(self, sim: Simulation) -> None:
+        """Count each failover's missing writes (:func:`count_missing`)."""
+        for outcome in self.outcomes:
+            count_missing(sim, outcome)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """The writes lost and rebuilt, and a note per failover."""
+        if not self.outcomes:
+            return result
+        notes = [
+            f"state failover {f.start_s:g}-{f.end_s:g} s: {f.missing} acknowledged writes "
+            f"missing on the new primary ({f.rebuilt} rebuilt from the log, {f.lost} lost)"
+            for f in self.outcomes
+        ]
+        return amend(
+            result,
+            notes,
+            state_writes_lost=sum(f.lost for f in self.outcomes),
+            state_writes_rebuilt=sum(f.rebuilt for f in self.outcomes),
+        )
 
 
 def count_missing(sim: Simulation, outcome: FailoverOutcome) -> None:

@@ -29,19 +29,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import simpy
 
-from simulator.result import FaultWindow
+from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.partition import EVERY_ATTEMPT, PARK
+from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import Poison
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
-
-EVERY_ATTEMPT = -1
-"""``Partition.fail_attempts`` value: the event fails on every attempt."""
-PARK = -2
-"""``Partition.fail_attempts`` value: the event is parked at once (quarantined behind its key)."""
-DROP = -3
-"""``Partition.fail_attempts`` value: the event is gone at once (counted lost)."""
+    from simulator.scenario import Fault
 
 
 @dataclass
@@ -74,42 +71,92 @@ class PoisonState:
     order_violations: int = 0
 
 
-def poison_fault(sim: Simulation, fault: Poison) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``poison`` fault: marks the poison events at time 0."""
-    group = sim.groups[fault.group]
-    topic = sim.topics[fault.group]
-    state = _state(sim, group)
-    rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
-    chosen = (rng.random(topic.arrival_s.size) < fault.rate) & (topic.arrival_s >= fault.at_seconds)
-    rows = np.nonzero(chosen)[0]
-    if rows.size:
-        parts = np.searchsorted(topic.start, rows, side="right") - 1
-        for row, p in zip(rows.tolist(), parts.tolist(), strict=True):
-            part = group.parts[p]
-            offset = row - int(topic.start[p])
-            if part.fail_attempts is None:
-                part.fail_attempts = {}
-            part.fail_attempts[offset] = EVERY_ATTEMPT
-            state.poison[(p, offset)] = Stall(p, offset, float("nan"))
-    state.marked += int(rows.size)
-    return
-    yield  # a process that acts at time 0 only
+class PoisonEvents(FaultLayer):
+    """``poison`` faults (see the module docstring): ``states``, one :class:`PoisonState` per
+    group with poison (by group name). Contributes ``order_violations`` and a note per group."""
 
+    kinds = ("poison",)
 
-def _state(sim: Simulation, group: ConsumerGroup) -> PoisonState:
-    states: dict[str, PoisonState] = sim.extensions.setdefault("poison", {})
-    if group.name not in states:
-        states[group.name] = PoisonState(group.name, sim.design.failures.quarantine_per_key)
-        hooks = sim.extensions.get("hooks", {}).get(group.name)
-        if hooks is not None:
-            hooks.give_up.append(lambda g, part, pos, t, dl: _given_up(sim, g, part, pos, t, dl))
-    return states[group.name]
+    def __init__(self) -> None:
+        self.states: dict[str, PoisonState] = {}
+        self.sim: Simulation | None = None
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Keep the simulation: a stall that ends adds its fault window."""
+        self.sim = sim
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``poison`` fault: marks the poison events at time 0."""
+        assert isinstance(fault, Poison)
+        group = sim.groups[fault.group]
+        topic = sim.topics[fault.group]
+        state = self._state(sim, group)
+        rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
+        chosen = (rng.random(topic.arrival_s.size) < fault.rate) & (
+            topic.arrival_s >= fault.at_seconds
+        )
+        rows = np.nonzero(chosen)[0]
+        if rows.size:
+            parts = np.searchsorted(topic.start, rows, side="right") - 1
+            for row, p in zip(rows.tolist(), parts.tolist(), strict=True):
+                part = group.parts[p]
+                offset = row - int(topic.start[p])
+                if part.fail_attempts is None:
+                    part.fail_attempts = {}
+                part.fail_attempts[offset] = EVERY_ATTEMPT
+                state.poison[(p, offset)] = Stall(p, offset, float("nan"))
+        state.marked += int(rows.size)
+        return
+        yield  # a process that acts at time 0 only
+
+    def _state(self, sim: Simulation, group: ConsumerGroup) -> PoisonState:
+        if group.name not in self.states:
+            self.states[group.name] = PoisonState(
+                group.name, sim.design.failures.quarantine_per_key
+            )
+        return self.states[group.name]
+
+    def on_give_up(
+        self, group: ConsumerGroup, part: Partition, pos: int, t: float, dead_lettered: bool
+    ) -> None:
+        """An event of a group with poison was given up: end its stall (and park the later
+        events of its key, with ``quarantine_per_key``)."""
+        state = self.states.get(group.name)
+        if state is not None and self.sim is not None:
+            _given_up(self.sim, state, group, part, pos, t, dead_lettered)
+
+    def finish(self, sim: Simulation) -> None:
+        """Windows of stalls that never ended, and order violations (:func:`finish`)."""
+        finish(sim, self.states)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """``order_violations`` and a note per group with poison."""
+        states = self.states
+        if not states:
+            return result
+        notes: list[str] = []
+        for s in states.values():
+            done = [x.seconds for x in s.poison.values() if x.seconds is not None]
+            stuck = sum(1 for x in s.poison.values() if x.given_up_s is None and x.behind)
+            mean = sum(done) / len(done) if done else 0.0
+            notes.append(
+                f"poison in {s.group}: {s.marked} events, {len(done)} given up after a mean stall "
+                f"of {mean:.1f} s, {stuck} still stalling; {s.quarantined} parked behind their key"
+            )
+        violations = sum(s.order_violations for s in states.values())
+        return amend(result, notes, order_violations=result.metrics.order_violations + violations)
 
 
 def _given_up(
-    sim: Simulation, group: ConsumerGroup, part: Partition, pos: int, t: float, parked: bool
+    sim: Simulation,
+    state: PoisonState,
+    group: ConsumerGroup,
+    part: Partition,
+    pos: int,
+    t: float,
+    parked: bool,
 ) -> None:
-    state: PoisonState = sim.extensions["poison"][group.name]
+    """Offset ``pos`` of ``part`` was given up at ``t``: if it was poison, its stall ends."""
     previous = state.given_up.get(part.pid)
     state.given_up[part.pid] = (pos, t)
     stall = state.poison.get((part.pid, pos))
@@ -145,9 +192,9 @@ def _reached(part: Partition, pos: int, previous: tuple[int, float] | None = Non
     return reached
 
 
-def finish(sim: Simulation) -> None:
-    """Before the result: windows of stalls that never ended, and order violations."""
-    states: dict[str, PoisonState] = sim.extensions.get("poison", {})
+def finish(sim: Simulation, states: dict[str, PoisonState]) -> None:
+    """Before the result: windows of stalls that never ended, and order violations (``states``:
+    by group name)."""
     for name, state in states.items():
         group = sim.groups[name]
         topic = sim.topics[name]

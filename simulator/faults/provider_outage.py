@@ -3,7 +3,7 @@
 **The outage**: every call to the failed provider in ``[at_seconds, at_seconds + duration_seconds)``
 fails; its error comes back ``failure_seconds`` after the call (calls admitted before the outage
 finish normally). The consumer treats it as a transient failure and retries with the model's
-backoff and jitter for as long as it takes (:class:`simulator.faults.hooks.GroupHooks`). Without
+backoff and jitter for as long as it takes (``simulator.faults.transient``). Without
 jitter, the partitions that failed together keep retrying together: their retries arrive in
 synchronized waves, and a wave that is above the provider's limits is answered with 429s (counted
 in ``http_429s`` and in the errors time series).
@@ -30,6 +30,9 @@ and which one a caller uses are read from the router's routing periods
 
 **Recorded results** (``checkpoint.reuse_recorded_results`` with per-step checkpoints): a
 redelivered step that had completed reads its recorded answer back instead of calling the model.
+
+Layers: :class:`ModelRouting` (in every simulation: the router, when the design has a breaker or
+a fallback, and the repeat policy) and :class:`ProviderOutages` (the ``provider_outage`` fault).
 """
 
 from __future__ import annotations
@@ -42,13 +45,17 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.design import CacheKey, CheckpointGranularity, Design
+from simulator.engine.hooks import FaultLayer, Layers, amend
 from simulator.engine.provider import REJECT_DOWN, Provider
-from simulator.result import FaultWindow
-from simulator.scenario import ProviderOutage
+from simulator.faults.transient import DelayHook, TransientRetries
+from simulator.result import FaultWindow, SimulationResult
+from simulator.scenario import ProviderOutage, Scenario
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 PRIMARY = 0
 """Model version code of the primary provider."""
@@ -225,27 +232,93 @@ def build_router(sim: Simulation) -> ModelRouter | None:
     )
 
 
-def provider_outage(sim: Simulation, fault: ProviderOutage) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``provider_outage``: sets the failed provider's window at time 0."""
-    start = float(fault.at_seconds)
-    end = start + fault.duration_seconds
-    router: ModelRouter | None = sim.extensions.get("router")
-    if fault.provider == "fallback":
-        if router is not None and router.fallback is not None:
-            router.fallback.add_outage(start, end)
-    else:
-        sim.provider.add_outage(start, end)
+class ModelRouting(FaultLayer):
+    """The agent group's model stage and repeated calls, in every simulation.
+
+    ``router``: a :class:`ModelRouter` in place of the primary provider when the design has a
+    circuit breaker or a fallback (else None); ``repeat``: the :class:`RepeatPolicy` that decides
+    a repeated agent step. Contributes ``fallback_calls`` (with a router),
+    ``wrong_model_version_served``, and a note when the breaker opened.
+    """
+
+    def __init__(self) -> None:
+        self.router: ModelRouter | None = None
+        self.repeat: RepeatPolicy | None = None
+
+    @classmethod
+    def wanted(cls, design: Design, scenario: Scenario) -> bool:
+        """Always installed: every agent call goes through the design's model section."""
+        return True
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Put the router in front of the agent group (when the design has one); build the
+        repeat policy."""
+        self.router = build_router(sim)
+        if self.router is not None:
+            sim.groups["agent"].stage = self.router
+        self.repeat = RepeatPolicy(sim.design, self.router)
+
+    def on_repeat(
+        self, group: ConsumerGroup, part: Partition, pos: int, t: float, completed: bool
+    ) -> int:
+        """A repeated agent step: the repeat policy decides (see :class:`RepeatPolicy`)."""
+        if self.repeat is None:
+            return -1
+        return self.repeat(group, part, pos, t, completed)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """``fallback_calls``, ``wrong_model_version_served`` and the breaker's note."""
+        figures: dict[str, float] = {}
+        notes: list[str] = []
+        router = self.router
         if router is not None:
-            router.failure_s = max(router.failure_s, fault.failure_seconds)
-        hooks = sim.extensions.get("hooks", {}).get("agent")
-        if hooks is not None:
-            hooks.reject_delay = _error_delay(router, fault.failure_seconds)
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
-    return
-    yield  # a process that acts at time 0 only
+            figures["fallback_calls"] = router.fallback_calls
+            if router.breaker_opened:
+                notes.append(
+                    f"circuit breaker opened {router.breaker_opened} times; "
+                    f"{router.fallback_calls} calls went to the fallback"
+                )
+        if self.repeat is not None:
+            figures["wrong_model_version_served"] = self.repeat.wrong_model_version_served
+        return amend(result, notes, **figures)
 
 
-def _error_delay(router: ModelRouter | None, failure_s: float) -> Any:
+class ProviderOutages(FaultLayer):
+    """``provider_outage`` faults (see the module docstring): the failed provider's window, the
+    breaker's wait for errors, and the agent group's delay before it learns of a failed call."""
+
+    kinds = ("provider_outage",)
+
+    def __init__(self) -> None:
+        self.routing: ModelRouting | None = None
+        self.retries: TransientRetries | None = None
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Find the model's router and the transient retries this fault acts through."""
+        self.routing = layers.get(ModelRouting)
+        self.retries = layers.get(TransientRetries)
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``provider_outage``: sets the failed provider's window at time 0."""
+        assert isinstance(fault, ProviderOutage)
+        assert self.routing is not None and self.retries is not None, "not installed"
+        start = float(fault.at_seconds)
+        end = start + fault.duration_seconds
+        router = self.routing.router
+        if fault.provider == "fallback":
+            if router is not None and router.fallback is not None:
+                router.fallback.add_outage(start, end)
+        else:
+            sim.provider.add_outage(start, end)
+            if router is not None:
+                router.failure_s = max(router.failure_s, fault.failure_seconds)
+            self.retries.reject_delays["agent"] = _error_delay(router, fault.failure_seconds)
+        sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+        return
+        yield  # a process that acts at time 0 only
+
+
+def _error_delay(router: ModelRouter | None, failure_s: float) -> DelayHook:
     """Seconds until a consumer learns of a failed call: the primary's ``failure_s`` (none for a
     call an open breaker failed at once)."""
 

@@ -33,13 +33,17 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simulator.engine.consumers import ACTIVE, RETRY
-from simulator.result import FaultWindow
-from simulator.scenario import Rebalance
+from simulator.design import Design
+from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.partition import ACTIVE, RETRY
+from simulator.result import FaultWindow, SimulationResult
+from simulator.scenario import Rebalance, Scenario
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 BUSY_STATES = (ACTIVE, RETRY)
 """Partition states of a batch in progress."""
@@ -50,22 +54,68 @@ DUE_SLACK_S = 1e-6
 float rounding never skips a look that would have found one."""
 
 
-def rebalance_fault(sim: Simulation, fault: Rebalance) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``rebalance`` fault (see the module docstring)."""
-    yield sim.env.timeout(fault.at_seconds)
-    t = float(fault.at_seconds)
-    group = sim.groups[fault.group]
-    group.advance(t)
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t, end_s=t + fault.pause_seconds))
-    group.rebalance(t, pause_s=fault.pause_seconds)
+class Rebalances(FaultLayer):
+    """``rebalance`` faults (see the module docstring)."""
+
+    kinds = ("rebalance",)
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``rebalance`` fault: the group rebalances at ``at_seconds``."""
+        assert isinstance(fault, Rebalance)
+        yield sim.env.timeout(fault.at_seconds)
+        t = float(fault.at_seconds)
+        group = sim.groups[fault.group]
+        group.advance(t)
+        sim.fault_windows.append(
+            FaultWindow(kind=fault.kind, start_s=t, end_s=t + fault.pause_seconds)
+        )
+        group.rebalance(t, pause_s=fault.pause_seconds)
+
+
+class SlowBatches(FaultLayer):
+    """Slow batches in every simulation: one :class:`SlowBatchKicks` per group (``kicks``, by
+    group name), whose watchdog runs as a SimPy process. Contributes a note when members were
+    kicked."""
+
+    def __init__(self) -> None:
+        self.kicks: dict[str, SlowBatchKicks] = {}
+
+    @classmethod
+    def wanted(cls, design: Design, scenario: Scenario) -> bool:
+        """Always installed: any batch may outlast ``max_poll_interval_ms``."""
+        return True
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """A :class:`SlowBatchKicks` per group and its watchdog process."""
+        for group in sim.groups.values():
+            kicks = SlowBatchKicks(sim, group)
+            self.kicks[group.name] = kicks
+            sim.env.process(kicks.watchdog())
+
+    def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
+        """The group's kicks decide (:meth:`SlowBatchKicks.on_slow_batch`)."""
+        return self.kicks[group.name].on_slow_batch(group, part, t)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """A note on the members kicked."""
+        kicked = sum(k.kicks for k in self.kicks.values())
+        if not kicked:
+            return result
+        return amend(
+            result,
+            [
+                f"{kicked} members kicked for batches over max.poll.interval.ms (each a leave "
+                f"and a rejoin: two rebalances)"
+            ],
+        )
 
 
 class SlowBatchKicks:
     """Kicks members whose batch outlasted ``max_poll_interval_ms`` (see the module docstring).
 
-    :meth:`on_slow_batch` is the group's slow-batch hook (the kick runs at the next sample time);
-    :meth:`watchdog` is a SimPy process that kicks the members of batches still running too long.
-    Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
+    :meth:`on_slow_batch` answers the group's slow-batch hook (the kick runs at the next sample
+    time); :meth:`watchdog` is a SimPy process that kicks the members of batches still running
+    too long. Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
     """
 
     def __init__(self, sim: Simulation, group: ConsumerGroup):

@@ -33,12 +33,15 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.design import AutoOffsetReset, Dedupe, Design
-from simulator.result import FaultWindow
+from simulator.engine.hooks import FaultLayer, amend
+from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import ConsumerPause
 
 if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup, Partition
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 
 @dataclass
@@ -56,51 +59,87 @@ class PauseOutcome:
     offset_reset_errors: int = 0
 
 
-def consumer_pause(sim: Simulation, fault: ConsumerPause) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``consumer_pause`` (see the module docstring)."""
-    env = sim.env
-    group = sim.groups[fault.group]
-    yield env.timeout(fault.at_seconds)
-    t0 = float(fault.at_seconds)
-    group.advance(t0)
-    members = [i for i in range(group.instances) if group.alive[i] and i not in group.stopping]
-    group.crash(t0, members, mid_batch=fault.mid_batch)
-    yield env.timeout(fault.duration_seconds)
-    t1 = t0 + fault.duration_seconds
-    group.advance(t1)
-    log = sim.design.event_log
-    expired = fault.duration_seconds > fault.offsets_retention_hours * 3600.0
-    out_of_range = any(
-        part.committed < _log_start(part, t1 - log.retention_hours * 3600.0) for part in group.parts
-    )
-    reset = log.auto_offset_reset if expired or out_of_range else None
-    restart_at = t1
-    if reset is AutoOffsetReset.none:
-        restart_at = t1 + fault.operator_response_seconds
-    outcome = PauseOutcome(
-        group.name, t1, restart_at, expired, reset.value if reset is not None else None
-    )
-    sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t0, end_s=restart_at))
-    sim.extensions.setdefault("pauses", []).append(outcome)
-    if reset is AutoOffsetReset.none:
-        outcome.offset_reset_errors = sum(1 for part in group.parts if part.n)
-        if restart_at > t1:
-            yield env.timeout(restart_at - t1)
-        group.advance(restart_at)
-    deleted_before = restart_at - log.retention_hours * 3600.0
-    for part in group.parts:
-        start = _log_start(part, deleted_before)
-        if reset is None:
-            target = part.committed
-        elif reset is AutoOffsetReset.latest:
-            target = part.log_end(restart_at)
-        else:
-            target = start
-        if target < start:
-            target = start
-        outcome.deleted_unread += max(0, start - max(part.hw, part.committed))
-        seek(group, part, target, outcome)
-    group.restart(restart_at, members)
+class ConsumerPauses(FaultLayer):
+    """``consumer_pause`` faults (see the module docstring): one :class:`PauseOutcome` per fault
+    in ``outcomes``. Contributes ``offset_reset_errors``, ``offset_reset_skipped`` and a note per
+    pause."""
+
+    kinds = ("consumer_pause",)
+
+    def __init__(self) -> None:
+        self.outcomes: list[PauseOutcome] = []
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``consumer_pause`` (see the module docstring)."""
+        assert isinstance(fault, ConsumerPause)
+        env = sim.env
+        group = sim.groups[fault.group]
+        yield env.timeout(fault.at_seconds)
+        t0 = float(fault.at_seconds)
+        group.advance(t0)
+        members = [i for i in range(group.instances) if group.alive[i] and i not in group.stopping]
+        group.crash(t0, members, mid_batch=fault.mid_batch)
+        yield env.timeout(fault.duration_seconds)
+        t1 = t0 + fault.duration_seconds
+        group.advance(t1)
+        log = sim.design.event_log
+        expired = fault.duration_seconds > fault.offsets_retention_hours * 3600.0
+        out_of_range = any(
+            part.committed < _log_start(part, t1 - log.retention_hours * 3600.0)
+            for part in group.parts
+        )
+        reset = log.auto_offset_reset if expired or out_of_range else None
+        restart_at = t1
+        if reset is AutoOffsetReset.none:
+            restart_at = t1 + fault.operator_response_seconds
+        outcome = PauseOutcome(
+            group.name, t1, restart_at, expired, reset.value if reset is not None else None
+        )
+        sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t0, end_s=restart_at))
+        self.outcomes.append(outcome)
+        if reset is AutoOffsetReset.none:
+            outcome.offset_reset_errors = sum(1 for part in group.parts if part.n)
+            if restart_at > t1:
+                yield env.timeout(restart_at - t1)
+            group.advance(restart_at)
+        deleted_before = restart_at - log.retention_hours * 3600.0
+        for part in group.parts:
+            start = _log_start(part, deleted_before)
+            if reset is None:
+                target = part.committed
+            elif reset is AutoOffsetReset.latest:
+                target = part.log_end(restart_at)
+            else:
+                target = start
+            if target < start:
+                target = start
+            outcome.deleted_unread += max(0, start - max(part.hw, part.committed))
+            seek(group, part, target, outcome)
+        group.restart(restart_at, members)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """The offset-reset errors and skipped events, a note per pause."""
+        pauses = self.outcomes
+        if not pauses:
+            return result
+        notes: list[str] = []
+        for p in pauses:
+            how = (
+                "resumed from its committed offsets"
+                if p.reset is None
+                else f"found its offsets {'expired' if p.offsets_expired else 'out of range'}; "
+                f"auto.offset.reset={p.reset}"
+            )
+            notes.append(
+                f"{p.group} group back at {p.returned_s:g} s {how}, restarted at "
+                f"{p.restarted_s:g} s: {p.replayed} applied events replayed, {p.skipped} skipped"
+            )
+        return amend(
+            result,
+            notes,
+            offset_reset_errors=sum(p.offset_reset_errors for p in pauses),
+            offset_reset_skipped=sum(p.skipped for p in pauses),
+        )
 
 
 def _log_start(part: Partition, deleted_before_s: float) -> int:

@@ -37,11 +37,14 @@ import numpy as np
 import simpy
 
 from simulator.design import CompensationOrder, SagaSection
+from simulator.engine.hooks import FaultLayer, amend
 from simulator.faults.checkpoint import position_in_run
+from simulator.result import SimulationResult
 from simulator.scenario import SagaFailure
 
 if TYPE_CHECKING:
     from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
 
 
 @dataclass(frozen=True)
@@ -154,47 +157,77 @@ class SagaState:
     counted: dict[str, int] = field(default_factory=dict)
 
 
-def saga_fault(sim: Simulation, fault: SagaFailure) -> Generator[simpy.Event, Any, None]:
-    """SimPy process of a ``saga_failure``: draws every saga of the window at time 0."""
-    group = sim.groups["tool"]
-    topic = sim.topics["tool"]
-    index, _ = position_in_run(topic)
-    runs = topic.run
-    n_runs = int(runs.max()) + 1 if runs.size else 0
-    edges = np.floor(np.arange(n_runs + 1, dtype=np.float64) * fault.sagas_per_run + 1e-9)
-    per_run = np.diff(edges).astype(np.int64)
-    steps = fault.steps
-    in_saga = index < per_run[runs] * steps if runs.size else np.zeros(0, dtype=bool)
-    rows = np.nonzero(in_saga)[0]
-    saga_of_row = runs[rows] * 1_000_003 + index[rows] // steps
-    step_of_row = index[rows] % steps
-    ids, inverse = np.unique(saga_of_row, return_inverse=True)
-    inverse = inverse.ravel()
-    complete = np.bincount(inverse, minlength=ids.size) == steps
-    rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
-    draws = draw_sagas(
-        int(ids.size),
-        steps,
-        fault.step_success,
-        rng,
-        sim.design.tools.saga,
-        compensation_success=fault.compensation_success,
-        applied_on_failure=fault.applied_on_failure,
-    )
-    decide_step = np.where(draws.failed_at >= 0, draws.failed_at, steps - 1)
-    decisive = np.full(ids.size, -1, dtype=np.int64)
-    match = step_of_row == decide_step[inverse]
-    decisive[inverse[match]] = rows[match]
-    decisive[~complete] = -1  # sagas cut by the window's edges are not counted
-    mean_tool_s = float(topic.step_s.mean()) if topic.step_s.size else 0.0
-    work = np.nonzero((draws.attempts > 0) & (decisive >= 0))[0]
-    for s in work.tolist():
-        row = int(decisive[s])
-        p = int(np.searchsorted(topic.start, row, side="right") - 1)
-        group.parts[p].step[row - int(topic.start[p])] += float(draws.attempts[s]) * mean_tool_s
-    sim.extensions["sagas"] = SagaState(decisive, draws)
-    return
-    yield  # a process that acts at time 0 only
+class Sagas(FaultLayer):
+    """``saga_failure`` faults (see the module docstring): ``state``, the sagas of the window
+    (None before the fault starts). Contributes ``saga_compensations``,
+    ``sagas_to_human_queue``, to ``duplicate_effects``, and a note."""
+
+    kinds = ("saga_failure",)
+
+    def __init__(self) -> None:
+        self.state: SagaState | None = None
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``saga_failure``: draws every saga of the window at time 0."""
+        assert isinstance(fault, SagaFailure)
+        group = sim.groups["tool"]
+        topic = sim.topics["tool"]
+        index, _ = position_in_run(topic)
+        runs = topic.run
+        n_runs = int(runs.max()) + 1 if runs.size else 0
+        edges = np.floor(np.arange(n_runs + 1, dtype=np.float64) * fault.sagas_per_run + 1e-9)
+        per_run = np.diff(edges).astype(np.int64)
+        steps = fault.steps
+        in_saga = index < per_run[runs] * steps if runs.size else np.zeros(0, dtype=bool)
+        rows = np.nonzero(in_saga)[0]
+        saga_of_row = runs[rows] * 1_000_003 + index[rows] // steps
+        step_of_row = index[rows] % steps
+        ids, inverse = np.unique(saga_of_row, return_inverse=True)
+        inverse = inverse.ravel()
+        complete = np.bincount(inverse, minlength=ids.size) == steps
+        rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
+        draws = draw_sagas(
+            int(ids.size),
+            steps,
+            fault.step_success,
+            rng,
+            sim.design.tools.saga,
+            compensation_success=fault.compensation_success,
+            applied_on_failure=fault.applied_on_failure,
+        )
+        decide_step = np.where(draws.failed_at >= 0, draws.failed_at, steps - 1)
+        decisive = np.full(ids.size, -1, dtype=np.int64)
+        match = step_of_row == decide_step[inverse]
+        decisive[inverse[match]] = rows[match]
+        decisive[~complete] = -1  # sagas cut by the window's edges are not counted
+        mean_tool_s = float(topic.step_s.mean()) if topic.step_s.size else 0.0
+        work = np.nonzero((draws.attempts > 0) & (decisive >= 0))[0]
+        for s in work.tolist():
+            row = int(decisive[s])
+            p = int(np.searchsorted(topic.start, row, side="right") - 1)
+            group.parts[p].step[row - int(topic.start[p])] += float(draws.attempts[s]) * mean_tool_s
+        self.state = SagaState(decisive, draws)
+        return
+        yield  # a process that acts at time 0 only
+
+    def finish(self, sim: Simulation) -> None:
+        """Count the sagas decided in the window (:func:`count`)."""
+        if self.state is not None:
+            count(sim, self.state)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """The compensations, the sagas sent to the human queue, their duplicate or misapplied
+        effects, and a note."""
+        if self.state is None or not self.state.counted:
+            return result
+        counted = self.state.counted
+        return amend(
+            result,
+            [sagas_note(counted)],
+            saga_compensations=counted["saga_compensations"],
+            sagas_to_human_queue=counted["sagas_to_human_queue"],
+            duplicate_effects=result.metrics.duplicate_effects + counted["duplicate_effects"],
+        )
 
 
 def count(sim: Simulation, state: SagaState) -> dict[str, int]:

@@ -174,6 +174,50 @@ def test_grade_with_scenarios_matches_the_cli(simulated_api):
     assert response.json()["steps"][0]["metrics"]["arrivals"] > 0
 
 
+@pytest.mark.parametrize(
+    ("content_type", "body", "line"),
+    [
+        ("application/yaml", "version: 1\nevent_log:\n  partitions: 96\n  partitions: 24\n", 4),
+        ("application/json", '{"version": 1,\n "event_log": {"partitions": 96,\n'
+                             ' "partitions": 24}}', 3),
+    ],
+    ids=["yaml", "json"],
+)  # fmt: skip
+def test_case6_a_duplicate_key_in_a_yaml_or_json_body_is_422_naming_line_and_key(
+    simulated_api, content_type, body, line
+):
+    """A JSON object with a repeated name is refused like a YAML mapping: the last one no
+    longer wins silently."""
+    for url in ("/api/v1/grade", "/api/v1/simulate?scenario=tiny"):
+        response = simulated_api.post(url, content=body, headers={"content-type": content_type})
+        assert response.status_code == 422, (url, response.text)
+        errors = response.json().get("errors") or response.json()["error"]["fields"]
+        [error] = errors
+        assert (error["line"], error["field"]) == (line, "event_log.partitions")
+        assert "duplicate key 'partitions'" in error["message"]
+
+
+JSON_BODY = {"content-type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("[" * 941 + "]" * 941, "nested deeper than"),
+        ('{"version": 1, "name": ' + "[" * 5000 + "]" * 5000 + "}", "nested deeper than"),
+        ('{"version": 1, "event_log": {"partitions": ' + "1" * 4301 + "}}", "4301 characters"),
+    ],
+    ids=["941-deep", "5000-deep-in-a-field", "4301-digit-integer"],
+)
+def test_case12_a_json_body_too_deep_or_with_a_huge_integer_is_422_not_500(
+    simulated_api, body, says
+):
+    for url in ("/api/v1/grade", "/api/v1/simulate?scenario=tiny"):
+        response = simulated_api.post(url, content=body, headers=JSON_BODY)
+        assert response.status_code == 422, (url, response.text)
+        assert says in response.text
+
+
 def _post_reference(client: TestClient, path: str = "/api/v1/grade"):
     design_file = SIMULATED / "designs" / "reference.yaml"
     return client.post(

@@ -118,6 +118,16 @@ def test_an_unexpected_exception_exits_3_with_an_error_report(tmp_path, monkeypa
     assert (data["status"], data["message"]) == ("error", "internal error: RuntimeError: boom")
 
 
+def test_case6_a_design_with_a_key_given_twice_exits_2_naming_file_line_and_key(tmp_path):
+    """A second `partitions: 24` under `partitions: 96` used to grade as 24."""
+    design = tmp_path / "design.yaml"
+    design.write_text("version: 1\nevent_log:\n  partitions: 96\n  partitions: 24\n")
+    outcome = run(str(design), "--format", "json")
+    assert outcome.exit_code == 2, outcome.output
+    assert f"error: {design}:4: event_log.partitions: duplicate key 'partitions'" in outcome.stderr
+    assert json.loads(outcome.stdout)["status"] == "error"
+
+
 SIMULATED = Path(__file__).parent / "fixtures" / "simulated"
 
 

@@ -7,14 +7,13 @@ import random
 from typing import Any
 
 import pytest
-import simpy
 
 from simulator.design import Design, RetryPolicy
-from simulator.engine import Simulation, Workload, run_workload
+from simulator.engine import Workload
 from simulator.engine.provider import REJECT_429, Provider, backoff_seconds
-from simulator.engine.run import make_rngs
 from simulator.result import Metrics
 from simulator.scenario import Scenario
+from simulator.simulation import Assembly, assemble, run_workload
 
 UNLIMITED_MODEL = {"rpm": 1_000_000, "tpm": 10_000_000_000, "max_concurrency": 10_000}
 
@@ -34,10 +33,11 @@ def make_design(agent: dict[str, Any] | None = None, **sections: Any) -> Design:
     return Design.model_validate(body)
 
 
-def simulation(design: Design, workload: Workload, faults: list[dict[str, Any]] | None = None):
+def simulation(
+    design: Design, workload: Workload, faults: list[dict[str, Any]] | None = None
+) -> Assembly:
     scenario = Scenario.model_validate({"name": "t", "faults": faults or []})
-    _, rngs = make_rngs(1)
-    return Simulation(simpy.Environment(), design, scenario, workload, rngs)
+    return assemble(design, scenario, workload, 1)
 
 
 def even(rate: float, duration: float, step: float) -> tuple[list[float], list[float]]:
@@ -61,7 +61,7 @@ def test_range_assignment_of_six_partitions(instances: int, owned: list[int]) ->
         event_log={"partitions": 6},
     )
     sim = simulation(d, Workload.from_arrays(10.0, agent=even(1, 5, 0.1)))
-    group = sim.groups["agent"]
+    group = sim.engine.groups["agent"]
     group.start(0.0)
     assert [group.assignment.count(i) for i in range(instances)] == owned
 
@@ -146,8 +146,8 @@ def test_partial_crash_is_detected_after_the_session_timeout() -> None:
     m = sim.run().metrics
     assert m.rebalances == 2
     assert m.lost == 0
-    series = sim.fine_backlog["agent"]
-    t = sim.fine_t
+    series = sim.engine.fine_backlog["agent"]
+    t = sim.engine.fine_t
     # 4 partitions x 0.5 events/s pile up for 10 s, then the survivors catch up.
     stalled = series[(t > 108) & (t < 110)].max()
     assert 15 <= stalled <= 25
@@ -165,7 +165,7 @@ def test_cooperative_sticky_keeps_survivors_partitions() -> None:
         event_log={"partitions": 12},
     )
     sim = simulation(d, Workload.from_arrays(100.0, agent=even(2, 100, 0.5)))
-    group = sim.groups["agent"]
+    group = sim.engine.groups["agent"]
     group.start(0.0)
     group.advance(10.0)
     before = list(group.assignment)
@@ -307,7 +307,7 @@ def test_per_event_failure_hook_stalls_the_partition() -> None:
         },
     )
     sim = simulation(d, Workload.from_arrays(100.0, agent=([10.0, 10.5], [0.1, 0.1])))
-    sim.groups["agent"].parts[0].fail_attempts = {0: -1}
+    sim.engine.groups["agent"].parts[0].fail_attempts = {0: -1}
     m = sim.run().metrics
     assert m.dead_lettered == 1
     assert m.processed == 1

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from simulator.design import Design
-from simulator.engine import Workload, run_workload
+from simulator.engine import Workload
 from simulator.scenario import Scenario
+from simulator.simulation import run_workload
 
 UNLIMITED_MODEL = {"rpm": 1_000_000, "tpm": 10_000_000_000, "max_concurrency": 10_000}
 

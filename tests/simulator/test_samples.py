@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import simpy
 
-from simulator.engine import run as engine_run
+from simulator.engine.run import Simulation
 from simulator.files import load_design, load_scenario
+from simulator.simulation import simulate
 
 STEPS = Path(__file__).resolve().parents[2] / "steps"
 
@@ -18,9 +19,9 @@ STEPS = Path(__file__).resolve().parents[2] / "steps"
 def _simulate(design: str, scenario: str, every_s: float | None, monkeypatch: Any) -> str:
     """Result JSON of a course design under a course scenario; with ``every_s``, an extra SimPy
     process advances every group every ``every_s`` seconds (as a busy control plane would)."""
-    original = engine_run.Simulation.run
+    original = Simulation.start
 
-    def run(sim: engine_run.Simulation) -> Any:
+    def start(sim: Simulation) -> None:
         if every_s is not None:
             env = sim.env
 
@@ -32,12 +33,12 @@ def _simulate(design: str, scenario: str, every_s: float | None, monkeypatch: An
                     k += 1
 
             env.process(ticker())
-        return original(sim)
+        original(sim)
 
-    monkeypatch.setattr(engine_run.Simulation, "run", run)
+    monkeypatch.setattr(Simulation, "start", start)
     d = load_design(STEPS / "designs" / design)
     s = load_scenario(STEPS / "scenarios" / scenario)
-    return engine_run.simulate(d, s, s.seed).model_dump_json()
+    return simulate(d, s, s.seed).model_dump_json()
 
 
 @pytest.mark.parametrize(
@@ -65,7 +66,7 @@ def test_a_sample_at_a_crash_instant_sees_the_crash(monkeypatch: pytest.MonkeyPa
     s = load_scenario(STEPS / "scenarios" / "worker-crash.yaml")
     crash = s.faults[0]
     assert crash.kind == "worker_crash"
-    result = engine_run.simulate(d, s, s.seed)
+    result = simulate(d, s, s.seed)
     t_s = result.timeseries.t_s
     at = [i for i, t in enumerate(t_s) if abs(t - crash.at_seconds) < 1e-6]
     assert at, f"no chart point at {crash.at_seconds} s: {t_s[:5]}..."
@@ -78,10 +79,25 @@ def test_a_control_action_runs_at_the_next_sample_time_and_never_past_the_last()
     from tests.simulator.test_consumers import even, make_design, simulation
 
     sim = simulation(make_design(), Workload.from_arrays(300.0, agent=even(2, 300, 0.5)))
-    group = sim.groups["agent"]
+    group = sim.engine.groups["agent"]
     ran: list[float] = []
     # Samples every 300 / 2400 = 0.125 s: a request at 10.01 s runs at 10.125 s.
     assert group.request_control(10.01, ran.append) == pytest.approx(10.125)
     assert group.request_control(500.0, ran.append) == float("inf")
     group.advance(20.0)
     assert ran == [pytest.approx(10.125)]
+
+
+def test_a_released_group_keeps_no_partition_through_its_samples() -> None:
+    """Back-to-back runs stay within one run's memory: once released, neither the group nor its
+    samples hold the per-event partitions."""
+    from simulator.engine import Workload
+    from tests.simulator.test_consumers import even, make_design, simulation
+
+    sim = simulation(make_design(), Workload.from_arrays(60.0, agent=even(2, 60, 0.5)))
+    sim.run()
+    group = sim.engine.groups["agent"]
+    samples = group.samples
+    assert samples is not None and len(samples.parts) == 8
+    group.release()
+    assert (group.parts, len(samples.parts), samples.early_f) == ([], 0, [])

@@ -78,7 +78,7 @@ def test_a_value_that_does_not_validate_is_named_in_the_panel(learner):
     form = step_form(learner, "event-log", event_log__partitions="-3")
     response = learner.post("/steps/event-log/estimate", data=form, headers=HX)
     notice = words(soup(response).select_one("#estimate .notice"))
-    assert "Partitions: Input should be greater than or equal to 1" in notice
+    assert "Partitions: Enter at least 1 partitions; got -3." in notice
     assert "figures are those of your saved design" in notice
     assert figures(response)["Capacity"] != ""
 

@@ -127,7 +127,7 @@ def test_an_invalid_value_answers_422_with_the_message_at_the_field(course_clien
     field = soup(response).select_one("input[name='event_log.partitions']")
     assert field["value"] == "0" and field["aria-invalid"] == "true"
     error = soup(response).select_one(f"#{field['id']}-error").get_text()
-    assert error == "Input should be greater than or equal to 1"
+    assert error == "Enter at least 1 partitions; got 0."
 
 
 def test_htmx_save_returns_the_decisions_fragment_marked_saved(course_client):

@@ -85,6 +85,24 @@ def test_an_invalid_upload_names_file_line_and_field_and_changes_nothing(learner
     assert "partitions: 30" in record.yaml_text
 
 
+def test_case6_an_upload_with_a_key_given_twice_is_refused_naming_line_and_key(
+    learner, make_settings
+):
+    token = csrf_of(soup(learner.get("/report")))
+    twice = learner.get("/design.yaml").text + "event_log:\n  partitions: 12\n"
+    response = learner.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("mine.yaml", twice.encode(), "application/yaml")},
+    )
+    assert response.status_code == 422
+    problem = words(soup(response).select_one(".upload .problems li"))
+    assert problem.startswith(f"mine.yaml:{len(twice.splitlines()) - 1} event_log :")
+    assert "duplicate key 'event_log'" in problem
+    (record,) = rows(make_settings(), DesignRecord)
+    assert "partitions: 30" in record.yaml_text
+
+
 def test_an_upload_replaces_the_design_and_marks_run_steps_to_rerun(learner, make_settings):
     token = csrf_of(soup(learner.get("/report")))
     good = learner.get("/design.yaml").text.replace("partitions: 30", "partitions: 48")

@@ -179,7 +179,7 @@ def test_an_out_of_range_value_keeps_the_input_with_the_message_at_the_field(
     field = page.select_one("input[name='event_log.partitions']")
     assert (field["value"], field["aria-invalid"]) == ("0", "true")
     assert page.select_one(f"#{field['id']}-error").get_text() == (
-        "Input should be greater than or equal to 1"
+        "Enter at least 1 partitions; got 0."
     )
     assert page.select_one("input[value=in_memory]").has_attr("checked")
     assert rows(make_settings(), DesignRecord) == []

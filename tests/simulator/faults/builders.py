@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import simpy
-
 from simulator.design import Design
-from simulator.engine import Simulation, Workload
-from simulator.engine.run import make_rngs
+from simulator.engine import Workload, make_rngs
 from simulator.engine.workload import build_workload
 from simulator.files import load_design, load_scenario
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
+from simulator.simulation import Assembly, assemble
 
 STEPS = Path(__file__).resolve().parents[3] / "steps"
 
@@ -87,23 +85,22 @@ def single_stage(
     )
 
 
-def build(d: Design, s: Scenario, seed: int | None = None) -> Simulation:
-    """The :class:`Simulation` ``simulate`` would run (workload from the scenario)."""
+def build(d: Design, s: Scenario, seed: int | None = None) -> Assembly:
+    """The simulation ``simulate`` would run (workload from the scenario), assembled."""
     seed = s.seed if seed is None else seed
-    workload_rng, rngs = make_rngs(seed)
-    return Simulation(simpy.Environment(), d, s, build_workload(d, s, workload_rng), rngs)
+    workload_rng, _ = make_rngs(seed)
+    return assemble(d, s, build_workload(d, s, workload_rng), seed)
 
 
-def run(d: Design, s: Scenario, seed: int | None = None) -> tuple[Simulation, SimulationResult]:
-    """Build and run a simulation; returns it (for the faults layer's state) and its result."""
+def run(d: Design, s: Scenario, seed: int | None = None) -> tuple[Assembly, SimulationResult]:
+    """Build and run a simulation; returns it (for the fault layers' state) and its result."""
     sim = build(d, s, seed)
     return sim, sim.run()
 
 
 def run_arrays(
     d: Design, workload: Workload, faults: list[dict[str, Any]] | None = None, seed: int = 1
-) -> tuple[Simulation, SimulationResult]:
+) -> tuple[Assembly, SimulationResult]:
     """Run an explicit workload under ``faults``."""
-    _, rngs = make_rngs(seed)
-    sim = Simulation(simpy.Environment(), d, scenario(faults), workload, rngs)
+    sim = assemble(d, scenario(faults), workload, seed)
     return sim, sim.run()

@@ -10,7 +10,7 @@ import pytest
 
 from simulator import simulate
 from simulator.engine import Workload
-from simulator.faults.broker import PartitionFate, partition_fate
+from simulator.faults.broker import BrokerLosses, PartitionFate, partition_fate
 from simulator.scenario import BrokerLoss
 from tests.simulator.faults.builders import (
     course_scenario,
@@ -82,9 +82,9 @@ def test_replication_factor_one_loses_the_unflushed_writes_and_blocks_producers(
     m = result.metrics
     assert m.lost == m.log_lost == 100
     assert m.producer_blocked_seconds == 60.0
-    [outcome] = sim.extensions["broker_losses"]
+    [outcome] = sim.layer(BrokerLosses).outcomes
     assert (outcome.lost_after_read, outcome.delayed, outcome.blocked_partitions) == (100, 200, 1)
-    part = sim.groups["agent"].parts[0]
+    part = sim.engine.groups["agent"].parts[0]
     delayed = [i for i, a in enumerate(part.arrival) if a == 160.0]
     assert len(delayed) == 200
     assert min(part.first_start[i] for i in delayed) >= 160.0
@@ -107,7 +107,7 @@ def test_acks_zero_on_an_offline_partition_loses_what_is_sent_meanwhile() -> Non
     m = result.metrics
     assert m.lost == m.log_lost == 100 + 200
     assert m.producer_blocked_seconds == 0.0
-    part = sim.groups["agent"].parts[0]
+    part = sim.engine.groups["agent"].parts[0]
     during = [i for i, a in enumerate(part.arrival) if 100 <= a < 160]
     assert all(math.isnan(part.first_finish[i]) for i in during)  # skipped, never processed
     assert m.processed == 3000 - 200
@@ -121,11 +121,11 @@ def test_unread_events_of_a_lost_window_are_never_processed() -> None:
         event_log=log(replication_factor=1, acks="all"), consumers={"agent": {"instances": 1}}
     )
     sim, result = run_arrays(d, slow, [LOSS])
-    [outcome] = sim.extensions["broker_losses"]
+    [outcome] = sim.layer(BrokerLosses).outcomes
     assert outcome.lost == 100
     unread = outcome.lost - outcome.lost_after_read
     assert unread > 50
-    part = sim.groups["agent"].parts[0]
+    part = sim.engine.groups["agent"].parts[0]
     window = [i for i, a in enumerate(part.arrival) if 70 <= a < 100]
     assert sum(1 for i in window if math.isnan(part.first_finish[i])) == unread
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simulator.engine.eventlog import Topic
-from simulator.faults.checkpoint import agents_per_run, position_in_run
+from simulator.faults.checkpoint import CheckpointRework, agents_per_run, position_in_run
 from tests.simulator.faults.builders import course_scenario, reference, run
 
 TOKENS_PER_CALL = 1500 + 300
@@ -20,7 +20,7 @@ def crash(granularity: str):
     sim, result = run(
         reference(checkpoint={"granularity": granularity}), course_scenario("worker-crash")
     )
-    return sim.extensions["rework"], result.metrics
+    return sim.layer(CheckpointRework), result.metrics
 
 
 def test_per_step_redoes_only_the_calls_in_flight() -> None:

@@ -180,7 +180,7 @@ def test_commit_after_with_durable_dedupe_never_loses_nor_duplicates(
     assert m.lost == 0
     assert m.duplicate_effects == 0
     assert m.redelivered <= crashed * batch
-    for part in sim.groups["agent"].parts:
+    for part in sim.engine.groups["agent"].parts:
         # Nothing silently skipped: every offset below the processed mark was processed, and the
         # committed offset never passes it.
         assert part.committed <= part.hw

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from simulator import simulate
+from simulator.faults.poison import PoisonEvents
 from simulator.poison import backoff_schedule, poison_stall
 from tests.simulator.faults.builders import (
     course_scenario,
@@ -38,7 +39,7 @@ def worked(deterministic: bool, key: str = "event_id", **failures: Any):
         20, 1800, 0.1, [{"kind": "poison", "rate": 0.002}], deterministic=deterministic
     )
     sim, result = run(d, s, 1)
-    return sim.extensions["poison"]["agent"], result
+    return sim.layer(PoisonEvents).states["agent"], result
 
 
 def test_retries_stall_the_partition_31_seconds() -> None:

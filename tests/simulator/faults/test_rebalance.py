@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from simulator import simulate
 from simulator.engine import Workload
+from simulator.faults.rebalance import SlowBatches
 from tests.simulator.faults.builders import course_scenario, design, reference, run_arrays
 
 FIFTY = 50
@@ -34,7 +35,7 @@ def test_fifty_steps_of_two_seconds_fit_the_poll_interval() -> None:
     m = result.metrics
     assert (m.rebalances, m.redelivered, m.duplicate_effects) == (0, 0, 0)
     assert m.processed == FIFTY
-    assert sim.extensions["kicks"]["agent"].kicks == 0
+    assert sim.layer(SlowBatches).kicks["agent"].kicks == 0
 
 
 def test_fifty_steps_of_seven_seconds_get_the_consumer_kicked_and_the_batch_redelivered() -> None:
@@ -43,7 +44,7 @@ def test_fifty_steps_of_seven_seconds_get_the_consumer_kicked_and_the_batch_rede
     without dedupe the storm never ends."""
     sim, result = fifty_records(7.0, "none")
     m = result.metrics
-    kicks = sim.extensions["kicks"]["agent"].kicks
+    kicks = sim.layer(SlowBatches).kicks["agent"].kicks
     assert kicks >= 2400 // 350
     assert m.rebalances == 2 * kicks  # each kick: a leave and a rejoin
     assert m.redelivered == FIFTY * kicks
@@ -57,7 +58,7 @@ def test_durable_dedupe_lets_the_redelivered_batch_through() -> None:
     pass, the rest are applied, and the batch commits."""
     sim, result = fifty_records(7.0, "durable_same_transaction")
     m = result.metrics
-    assert sim.extensions["kicks"]["agent"].kicks == 1
+    assert sim.layer(SlowBatches).kicks["agent"].kicks == 1
     assert m.rebalances == 2
     assert m.redelivered == FIFTY
     assert 300 // 7 <= m.dedupe_skipped <= 330 // 7

@@ -40,7 +40,7 @@ def test_reference_replays_from_earliest_after_the_error_and_dedupe_absorbs_it()
     d = reference()
     sim, result = run(d, replay_scenario())
     m = result.metrics
-    partitions = sum(1 for part in sim.groups["agent"].parts if part.n)
+    partitions = sum(1 for part in sim.engine.groups["agent"].parts if part.n)
     assert m.offset_reset_errors == partitions > 0
     assert (m.lost, m.duplicate_effects) == (0, 0)
     assert m.redelivered == APPLIED_BEFORE

@@ -13,7 +13,7 @@ import pytest
 
 from simulator.closed_forms.saga import saga_outcomes
 from simulator.design import CompensationOrder, SagaSection
-from simulator.faults.saga import draw_sagas
+from simulator.faults.saga import Sagas, draw_sagas
 from tests.simulator.faults.builders import design, run, scenario
 
 REVERSE = SagaSection(
@@ -127,7 +127,9 @@ def saga_run(saga: dict[str, Any], **fault: Any):
 def test_sagas_in_a_simulation_match_the_closed_form() -> None:
     saga = {"enabled": True, "compensation_order": "reverse", "compensation_idempotency_key": True}
     sim, result = saga_run(saga, step_success=0.98, compensation_success=1.0)
-    counted = sim.extensions["sagas"].counted
+    state = sim.layer(Sagas).state
+    assert state is not None
+    counted = state.counted
     n = counted["sagas"]
     assert n > 10_000
     m = result.metrics
@@ -148,7 +150,8 @@ def test_forward_compensation_and_unkeyed_retries_show_as_duplicate_effects() ->
         "compensation_idempotency_key": True,
     }
     sim, result = saga_run(forward, step_success=0.8, compensation_success=1.0)
-    state = sim.extensions["sagas"]
+    state = sim.layer(Sagas).state
+    assert state is not None
     assert result.metrics.duplicate_effects == state.counted["duplicate_effects"] > 0
     unkeyed = {"enabled": True, "compensation_order": "reverse", "escalate_to_human_queue": True}
     _, retried = saga_run(
@@ -161,11 +164,12 @@ def test_forward_compensation_and_unkeyed_retries_show_as_duplicate_effects() ->
 def test_compensation_attempts_are_tool_calls_that_take_time() -> None:
     saga = {"enabled": True, "compensation_order": "reverse", "compensation_idempotency_key": True}
     sim, _ = saga_run(saga, step_success=0.8, compensation_success=0.5)
-    state = sim.extensions["sagas"]
-    topic = sim.topics["tool"]
+    state = sim.layer(Sagas).state
+    assert state is not None
+    topic = sim.engine.topics["tool"]
     extra = sum(
         sum(part.step) - float(topic.step_s[topic.start[p] : topic.start[p + 1]].sum())
-        for p, part in enumerate(sim.groups["tool"].parts)
+        for p, part in enumerate(sim.engine.groups["tool"].parts)
     )
     valid = state.decisive_rows >= 0
     attempts = int(state.draws.attempts[valid].sum())

@@ -1,0 +1,244 @@
+"""A consumer group's state: configuration, partitions, members, slots, heap, stream, counters.
+
+:class:`GroupState` is the base of :class:`simulator.engine.consumers.ConsumerGroup`. The group's
+behaviour is layered on it by idea, each layer a subclass of the one before:
+
+- ``simulator.engine.membership.Membership``: assignment, rebalances, crashes, restarts, commits
+  and instance slots (the control plane's changes to the group);
+- ``simulator.engine.retries.Retries``: the rare paths of one step: redelivery and dedupe,
+  rejections and retries, failed and given-up events (poison), slow batches;
+- ``simulator.engine.consumers.ConsumerGroup``: the data plane (the hot loop), its samples and
+  control requests, and the measurements.
+
+This module also says what a group needs from outside: its :class:`Stage` (the shared resource a
+step uses) and its :class:`FaultHooks` (the faults layer's named hooks on its rare paths).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from array import array
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+
+from simulator.assignment import member_ids
+from simulator.design import (
+    AssignmentStrategy,
+    Design,
+    IdempotencyKeyFrom,
+    RetryPolicy,
+)
+from simulator.design import ConsumerGroup as GroupConfig
+from simulator.engine.eventlog import Topic
+from simulator.engine.partition import (
+    ACTIVE,
+    IDLE,
+    PBITS,
+    POLL,
+    RETRY,
+    STREAM_END,
+    TICKS_PER_S,
+    Partition,
+)
+from simulator.engine.samples import GroupSamples
+
+
+class Stage(Protocol):
+    """The shared resource a group's step uses (provider, runner pool, state store)."""
+
+    def admit(self, t: float, step_s: float) -> float:
+        """Finish time of a step tried at ``t``, or a negative rejection code."""
+        ...
+
+    def add_outage(self, start: float, end: float) -> None:
+        """Make the resource unavailable in ``[start, end)``."""
+        ...
+
+
+class FaultHooks(Protocol):
+    """The faults layer's named hooks on one group (``simulator.engine.hooks.GroupHooks`` binds
+    the installed fault layers to a group).
+
+    Called on rare paths only: a rejected step, a repeated agent step, a batch over
+    ``max_poll_interval_ms``, an event given up.
+    """
+
+    def retry_wait(self, part: Partition, t: float, code: float) -> float:
+        """Seconds to wait before retrying a rejected step, or -1 for the group's own rule."""
+        ...
+
+    def on_repeat(self, part: Partition, pos: int, t: float, completed: bool) -> int:
+        """A repeated agent step: 0 call the model, 2 answered without a call, -1 default."""
+        ...
+
+    def on_slow_batch(self, part: Partition, t: float) -> bool:
+        """A batch over the poll interval ended at ``t``: True when its commit must fail."""
+        ...
+
+    def on_give_up(self, part: Partition, pos: int, t: float, dead_lettered: bool) -> None:
+        """Offset ``pos`` was given up at ``t`` (dead-lettered or parked, else dropped)."""
+        ...
+
+
+class GroupState:
+    """One consumer group (``agent``, ``tool`` or ``state``) over its :class:`Topic`: its state.
+
+    ``stage``: the shared resource each step needs (see :class:`Stage`). ``rng``: the group's own
+    ``random.Random`` (retry jitter). ``bins``: number of chart bins of ``bin_s`` seconds for error
+    counts. Counters (step events): ``processed`` (first completions), ``redelivered``,
+    ``duplicate_effects``, ``dedupe_skipped``, ``lost``, ``dead_lettered``, ``model_calls``,
+    ``model_calls_repeated``, ``cache_hits``, ``http_429s``, ``unavailable_errors``,
+    ``step_failures``, ``rebalances``, ``slow_batches``. ``faults``: the faults layer's hooks on
+    the group (None: the engine's own rules only). Raises ``ValueError`` for more than
+    ``2 ** PBITS`` partitions.
+
+    The heap holds one int key per scheduled partition, ``(round(t x 1e9) << 12) | partition``
+    (nanosecond order; the exact time is ``Partition.next_t``), which compares faster than tuples.
+    The arrival stream (``stream_key``, ``stream_t``, cursor ``stream_i``) holds every arrival of
+    the topic in time order as such keys, with a sentinel at the end.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        design: Design,
+        config: GroupConfig,
+        topic: Topic,
+        stage: Stage,
+        rng: random.Random,
+        *,
+        retry_policy: RetryPolicy,
+        bin_s: float,
+        bins: int,
+        is_agent: bool = False,
+    ):
+        self.name = name
+        self.design = design
+        self.config = config
+        self.topic = topic
+        self.stage = stage
+        self.rng = rng
+        self.is_agent = is_agent
+        self.retry_policy = retry_policy
+        self.failure_policy = design.failures.retry
+        delivery = design.delivery
+        self.commit_mode = delivery.commit
+        self.dedupe = delivery.dedupe
+        self.dedupe_retention_s = delivery.dedupe_key_retention_hours * 3600.0
+        cache = design.model.cache
+        self.cache_ttl_s = cache.ttl_hours * 3600.0 if (is_agent and cache.enabled) else -1.0
+        self.tool_keyed = (
+            name == "tool"
+            and design.tools.side_effect_idempotency_key
+            and delivery.idempotency_key_from is IdempotencyKeyFrom.event_id
+        )
+        self.dlq = design.failures.dead_letter_queue.enabled
+        self.max_poll_interval_s = config.max_poll_interval_ms / 1000.0
+        self.session_timeout_s = config.session_timeout_ms / 1000.0
+        self.eager = config.assignment is not AssignmentStrategy.cooperative_sticky
+
+        if topic.partitions > 1 << PBITS:
+            raise ValueError(f"at most {1 << PBITS} partitions, got {topic.partitions}")
+        arr = topic.arrival_s
+        steps = topic.step_s
+        start = topic.start
+        self.parts: list[Partition] = []
+        for p in range(topic.partitions):
+            lo, hi = int(start[p]), int(start[p + 1])
+            self.parts.append(Partition(p, arr[lo:hi].tolist(), steps[lo:hi].tolist()))
+        self.partitions = topic.partitions
+
+        self.instances = config.instances
+        self.slots_per_instance = config.concurrency_per_instance
+        self.max_poll_records = config.max_poll_records
+        self.member_id = member_ids(self.instances, prefix=name)
+        self.alive = [True] * self.instances
+        self.incarnation = [0] * self.instances
+        self.free_slots = [self.slots_per_instance] * self.instances
+        self.limited = [False] * self.instances
+        self.waiting: list[deque[int]] = [deque() for _ in range(self.instances)]
+        self.assignment: list[int] = [-1] * self.partitions
+        self.pending_target: list[int] | None = None
+        self.revoke_wait: set[int] = set()
+        self.handover: dict[int, int] = {}
+        self.resume_at_s = 0.0
+        self.stopping: set[int] = set()
+
+        self.heap: list[int] = []
+        # Every arrival of the topic in time order, as heap keys, with a sentinel at the end.
+        counts = np.diff(topic.start)
+        owner_of_row = np.repeat(np.arange(topic.partitions, dtype=np.int64), counts)
+        order = np.lexsort((owner_of_row, topic.arrival_s))
+        times = topic.arrival_s[order]
+        keys = (np.floor(times * TICKS_PER_S).astype(np.int64) << PBITS) | owner_of_row[order]
+        self.stream_key = array("q")
+        self.stream_key.frombytes(keys.astype(np.int64).tobytes())
+        self.stream_key.append(STREAM_END)
+        self.stream_t = array("d")
+        self.stream_t.frombytes(np.ascontiguousarray(times, dtype=np.float64).tobytes())
+        self.stream_i = 0
+        self.early_f: list[float] = [-math.inf] * self.partitions
+        self.bin_s = bin_s
+        self.errors = [0] * (bins + 1)
+        self.committed_sum = 0
+        self.busy = 0
+        self.busy_max = 0
+        self.alive_min = self.instances
+        self.processed = 0
+        self.started_first = 0
+        self.never_started_gone = 0
+        self.redelivered = 0
+        self.duplicate_effects = 0
+        self.dedupe_skipped = 0
+        self.lost = 0
+        self.dead_lettered = 0
+        self.model_calls = 0
+        self.model_calls_repeated = 0
+        self.cache_hits = 0
+        self.http_429s = 0
+        self.unavailable_errors = 0
+        self.step_failures = 0
+        self.rebalances = 0
+        self.slow_batches = 0
+        self.faults: FaultHooks | None = None
+        self.samples: GroupSamples | None = None
+        self.sample_key = STREAM_END
+        # Control actions asked for by request_control, due at control_t (key control_key).
+        self.control_actions: list[Callable[[float], None]] = []
+        self.control_key = STREAM_END
+        self.control_t = math.inf
+
+    # ------------------------------------------------------------------ heap helpers
+
+    def _push(self, part: Partition, t: float) -> None:
+        part.next_t = t
+        heapq.heappush(self.heap, (int(t * TICKS_PER_S) << PBITS) | part.pid)
+
+    def _replace_top(self, part: Partition, t: float) -> None:
+        """Replace the heap's top entry (which must be ``part``'s) by ``part`` at ``t``."""
+        part.next_t = t
+        heapq.heapreplace(self.heap, (int(t * TICKS_PER_S) << PBITS) | part.pid)
+
+    def _rebuild_heap(self) -> None:
+        parts = self.parts
+        self.heap[:] = [
+            (int(q.next_t * TICKS_PER_S) << PBITS) | q.pid
+            for q in parts
+            if q.state in (ACTIVE, RETRY, POLL) or (q.state == IDLE and not q.stream_wait)
+        ]
+        heapq.heapify(self.heap)
+
+    # ------------------------------------------------------------------ small helpers
+
+    def _memory_tag(self, owner: int) -> int:
+        return owner * 1_000_003 + self.incarnation[owner] if owner >= 0 else -1
+
+    def _error_at(self, t: float) -> None:
+        b = int(t / self.bin_s)
+        if 0 <= b < len(self.errors):
+            self.errors[b] += 1

@@ -1,0 +1,72 @@
+"""``worker_crash``: members of a consumer group stop at ``at_seconds`` for ``duration_seconds``.
+
+The crashed members abandon their steps in progress and commit nothing more
+(``ConsumerGroup.crash``: what is redelivered, applied twice or lost). The coordinator notices
+after ``session_timeout_ms`` (no heartbeat) and rebalances the survivors; when the members come
+back they join and the group rebalances again. Just before the crash every fault layer hears of
+it (``on_crash``: the checkpoint rework of :mod:`simulator.faults.checkpoint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from simulator.engine.hooks import FaultLayer, Layers
+from simulator.result import FaultWindow
+from simulator.scenario import WorkerCrash
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.run import Simulation
+    from simulator.scenario import Fault
+
+
+class WorkerCrashes(FaultLayer):
+    """``worker_crash`` faults (see the module docstring)."""
+
+    kinds = ("worker_crash",)
+
+    def __init__(self) -> None:
+        self.layers: Layers | None = None
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Keep the simulation's layers, to tell them of each crash."""
+        self.layers = layers
+
+    def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
+        """SimPy process of a ``worker_crash``: crash, detection, restart."""
+        assert isinstance(fault, WorkerCrash)
+        assert self.layers is not None, "not installed"
+        env = sim.env
+        group = sim.groups[fault.group]
+        count = (
+            group.instances if fault.instances == "all" else min(fault.instances, group.instances)
+        )
+        which = list(range(count))
+        yield env.timeout(fault.at_seconds)
+        start = float(fault.at_seconds)
+        end = start + fault.duration_seconds
+        sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+        group.advance(start)
+        self.layers.on_crash(group, start, which)
+        group.crash(start, which, mid_batch=fault.mid_batch)
+        env.process(_detect(sim, group, start + group.session_timeout_s, end))
+        yield env.timeout(fault.duration_seconds)
+        group.advance(end)
+        group.restart(end, which)
+
+
+def _detect(
+    sim: Simulation, group: ConsumerGroup, at: float, restart_at: float
+) -> Generator[simpy.Event, Any, None]:
+    """Session-timeout detection of dead members at ``at``: rebalance if membership changed."""
+    env = sim.env
+    if at >= restart_at:
+        return
+    yield env.timeout(at - env.now)
+    group.advance(at)
+    if group.membership_changed():
+        group.rebalance(at)

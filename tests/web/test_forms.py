@@ -1,0 +1,71 @@
+"""Issue 16, case 8: the server checks every number field of a step form against the range the
+form shows (field_bounds: the decision's min/max, else the design model's bound), so a value the
+form would not offer is refused at its field even though the form has ``novalidate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.course.loader import load_course
+from app.models import DesignRecord
+from app.web.forms import build_fields, field_bounds, read_decisions
+from simulator.design import Design
+from tests.web.html import csrf_of, soup
+from tests.web.learner import rows, step_form
+
+REPO_STEPS = Path(__file__).resolve().parents[2] / "steps"
+COURSE = load_course(REPO_STEPS)
+NUMBER_FIELDS = [
+    (step, decision)
+    for step in COURSE.steps
+    if step.step is not None
+    for decision in step.step.decisions
+    if decision.widget == "number"
+]
+
+
+def test_case8_the_form_shows_the_bounds_the_server_checks():
+    for step, decision in NUMBER_FIELDS:
+        assert step.step is not None
+        [shown] = [f for f in build_fields(step.step, Design()) if f.name == decision.field]
+        bounds = field_bounds(decision)
+        assert (shown.min, shown.max) == (bounds.min, bounds.max), decision.field
+
+
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_case8_every_number_field_refuses_a_value_outside_its_shown_bounds(side):
+    checked = 0
+    for step, decision in NUMBER_FIELDS:
+        assert step.step is not None
+        bounds = field_bounds(decision)
+        edge = bounds.min if side == "below" else bounds.max
+        if edge is None:
+            continue
+        outside = edge - 1 if side == "below" else edge + 1
+        design, errors = read_decisions(step.step, {decision.field: str(outside)}, Design())
+        assert design is None and decision.field in errors, (decision.field, outside)
+        word = "at least" if side == "below" else "at most"
+        assert errors[decision.field].startswith(f"Enter {word} "), errors[decision.field]
+        _, at_edge = read_decisions(step.step, {decision.field: str(edge)}, Design())
+        assert decision.field not in at_edge, (decision.field, edge, at_edge)
+        checked += 1
+    assert checked >= 40
+
+
+def test_case8_45_typed_into_a_field_in_ms_that_starts_at_1000_is_refused(client, make_settings):
+    """consumers.agent.max_poll_interval_ms is shown with min 1000 (ms); 45 used to be saved."""
+    slug = "agents-tools-model"
+    page = soup(client.get(f"/steps/{slug}"))
+    field = page.select_one("input[name='consumers.agent.max_poll_interval_ms']")
+    assert field is not None and float(field["min"]) == 1000
+    form = step_form(client, slug, consumers__agent__max_poll_interval_ms="45")
+    assert form["csrf_token"] == csrf_of(page)
+    response = client.post(f"/steps/{slug}", data=form)
+    assert response.status_code == 422
+    shown = soup(response).select_one("input[name='consumers.agent.max_poll_interval_ms']")
+    assert shown["value"] == "45" and shown["aria-invalid"] == "true"
+    error = soup(response).select_one(f"#{shown['id']}-error").get_text()
+    assert error == "Enter at least 1,000 ms; got 45."
+    assert rows(make_settings(), DesignRecord) == []
