@@ -4,7 +4,7 @@
 FROM node:20-slim AS assets
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -27,7 +27,7 @@ python-deps: venv
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 
 assets:
-	npm ci --no-audit --no-fund
+	npm ci --ignore-scripts --no-audit --no-fund
 	$(BIN)/python scripts/vendor_assets.py
 
 migrate: python-deps

@@ -11,10 +11,16 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from typer.core import TyperGroup
 
 from app.commands import ExitCode
-from app.commands.database import create_user_command, migrate
+from app.commands.database import (
+    create_user_command,
+    migrate,
+    remove_user_command,
+    set_password_command,
+)
 from app.commands.export import export_command
 from app.commands.grade import grade_command
 from app.commands.lint import lint
@@ -36,6 +42,11 @@ class _Group(TyperGroup):
         except InputFileError as exc:
             for error in exc.errors:
                 typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except ValidationError as exc:  # the settings (environment or .env) are not valid
+            for detail in exc.errors():
+                where = ".".join(str(part).upper() for part in detail["loc"]) or "settings"
+                typer.echo(f"error: {where}: {detail['msg']}", err=True)
             raise typer.Exit(ExitCode.BAD_INPUT) from exc
         except DesignlabError as exc:
             for error in exc.fields:
@@ -82,6 +93,8 @@ def _options(
 main.command()(serve)
 main.command()(migrate)
 main.command("create-user")(create_user_command)
+main.command("set-password")(set_password_command)
+main.command("remove-user")(remove_user_command)
 main.command()(lint)
 main.command()(schema)
 main.command("grade")(grade_command)

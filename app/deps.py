@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
+from app import session_state
 from app.course.content import LoadedCourse
 from app.db import session_scope
 from app.errors import CourseUnavailable, DesignlabError, Forbidden
@@ -74,9 +75,22 @@ def get_material(course: Annotated[LoadedCourse, Depends(get_course)]) -> Course
 def get_current_user(
     request: Request, session: Annotated[Session, Depends(get_session, scope="function")]
 ) -> User | None:
-    """The signed-in user (or guest learner) of this browser session, or None."""
-    user_id = request.session.get("user_id")
-    return session.get(User, user_id) if isinstance(user_id, int) else None
+    """The signed-in user (or guest learner) of this browser session, or None.
+
+    None too when the server no longer honours the session (app.session_state.is_live: the
+    user signed out elsewhere, changed password, was removed, or the session is past its idle or
+    absolute lifetime); its user keys are then dropped from the cookie.
+    """
+    user_id = session_state.session_user_id(request.session)
+    if user_id is None:
+        return None
+    user = session.get(User, user_id)
+    now_s = session_state.now_s()
+    if not session_state.is_live(request.session, user, request.app.state.settings, now_s):
+        session_state.forget_user(request.session)
+        return None
+    session_state.touch(request.session, now_s)
+    return user
 
 
 def csrf_token(request: Request) -> str:

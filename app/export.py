@@ -6,6 +6,10 @@ course order (points of the learner's latest attempt), ``total``, ``max_total``,
 ``first_activity`` and ``last_activity`` as ISO 8601 UTC (``2026-11-29T08:00:00Z``; empty when
 the learner has done nothing yet), ``steps_passed``, and ``steps_to_rerun`` (steps whose latest
 points are from a run of an earlier design: the learner changed a decision since).
+
+Every cell is safe to open in a spreadsheet (OWASP, "CSV Injection"): a cell starting with
+``=``, ``+``, ``-``, ``@``, a tab or a carriage return, which a spreadsheet would run as a
+formula, gets a leading single quote, so it is shown as the text it is.
 """
 
 from __future__ import annotations
@@ -16,6 +20,16 @@ from datetime import datetime
 
 from app.instructor.class_progress import ClassTable
 from app.models import StepStatus
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP's list)."""
+
+
+def spreadsheet_safe(value: str | int) -> str | int:
+    """``value`` as a CSV cell a spreadsheet shows as text: a string starting with one of
+    FORMULA_PREFIXES gets a leading ``'``; anything else is returned unchanged."""
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_PREFIXES) else value
 
 
 def _moment(value: datetime | None) -> str:
@@ -57,9 +71,11 @@ def rows(table: ClassTable) -> list[list[str | int]]:
 
 
 def grades_csv(table: ClassTable) -> str:
-    """The whole CSV (header first, CRLF line ends as RFC 4180 has them)."""
+    """The whole CSV (header first, CRLF line ends as RFC 4180 has them), every cell passed
+    through ``spreadsheet_safe``."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(header(table))
-    writer.writerows(rows(table))
+    writer.writerow([spreadsheet_safe(cell) for cell in header(table)])
+    for row in rows(table):
+        writer.writerow([spreadsheet_safe(cell) for cell in row])
     return out.getvalue()

@@ -14,9 +14,21 @@ from app import metrics, middleware, simpool
 from app.api.router import router as api_router
 from app.course.loader import CourseCache
 from app.db import make_engine, make_sessionmaker, upgrade
-from app.settings import Settings, get_settings
+from app.development_secret import development_secret_key
+from app.settings import DEVELOPMENT_SECRET_KEY_FILE, Settings, get_settings
 from app.sim_backend import backend_for, watch
-from app.web import auth, errors, estimate, health, instructor, pages, report, signup, simulation
+from app.web import (
+    api_docs,
+    auth,
+    errors,
+    estimate,
+    health,
+    instructor,
+    pages,
+    report,
+    signup,
+    simulation,
+)
 from app.web.form_text import refuse_control_characters
 from app.web.templating import STATIC_DIR, make_templates
 from simulator import SIMULATOR_VERSION
@@ -36,6 +48,12 @@ def freeze_startup_objects() -> None:
         _FROZEN = True
         gc.collect()
         gc.freeze()
+
+
+def session_secret_key(settings: Settings) -> str:
+    """SECRET_KEY, or in development without one, the random key kept in var/secret_key
+    (made on the first start). Settings already refuse a missing key outside development."""
+    return settings.secret_key or development_secret_key(DEVELOPMENT_SECRET_KEY_FILE)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -65,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=SIMULATOR_VERSION,
         debug=settings.debug,
         lifespan=lifespan,
-        docs_url="/api/docs",
+        docs_url=None,  # app.web.api_docs serves /api/docs with its assets from this site
         openapi_url="/api/openapi.json",
         redoc_url=None,
         max_body_size=settings.max_body_bytes,
@@ -81,8 +99,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     middleware.install(app, settings)  # before the session middleware: rate limits sit inside it
     app.add_middleware(
         SessionMiddleware,
-        secret_key=settings.secret_key,
+        secret_key=session_secret_key(settings),
         session_cookie="designlab_session",
+        max_age=settings.session_max_age_hours * 3600,
         same_site="lax",
         https_only=settings.env == "production",
     )
@@ -91,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(api_router)
+    api_docs.install(app)
     app.include_router(auth.router)
     app.include_router(pages.router)
     app.include_router(estimate.router)

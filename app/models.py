@@ -57,6 +57,9 @@ class User(Base):
     )
     password_hash: Mapped[str | None] = mapped_column(String(255))
     """argon2id hash in PHC string format (``$argon2id$v=19$...``)."""
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Sessions carry the generation they were signed in under; raising it (signing out, a new
+    password) ends every copy of every earlier session of this user (app.session_state)."""
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_SECRET_KEY = "designlab-development-secret-change-me"
-"""The shipped secret: good enough on a laptop, refused anywhere else."""
+DEVELOPMENT_SECRET_KEY_FILE = Path("var/secret_key")
+"""Where development keeps the random session key it makes when SECRET_KEY is unset (relative
+to the working directory, beside the default SQLite file)."""
 
 DEFAULT_DATABASE_URL = "sqlite:///var/designlab.sqlite3"
 COURSE_DIR = Path(__file__).resolve().parents[1] / "steps"
@@ -37,8 +38,26 @@ class Settings(BaseSettings):
     """DATABASE_URL: SQLAlchemy URL. Default: a SQLite file under var/ (relative to the working
     directory). For PostgreSQL use ``postgresql+psycopg://user:password@host:5432/designlab``."""
 
-    secret_key: str = DEFAULT_SECRET_KEY
-    """SECRET_KEY: signs session cookies. Refused when left at the default outside development."""
+    secret_key: str | None = Field(None, min_length=16)
+    """SECRET_KEY: signs session cookies (at least 16 characters). Required outside development;
+    in development, when unset, a random key is made once into var/secret_key (mode 0600) and
+    reused on every start (app.development_secret)."""
+
+    session_idle_minutes: int = Field(72 * 60, ge=1)
+    """SESSION_IDLE_MINUTES: an account's session unused for this long is ended (the next
+    request is signed out). Default three days. Guests have no idle limit: their session is
+    their only key to their work."""
+
+    session_max_age_hours: int = Field(14 * 24, ge=1)
+    """SESSION_MAX_AGE_HOURS: an account's session ends this long after signing in, however
+    active. Default 14 days. Also the cookie's lifetime from the latest visit, which is all that
+    bounds a guest's session."""
+
+    forwarded_allow_ips: str = "127.0.0.1"
+    """FORWARDED_ALLOW_IPS: comma-separated addresses or networks (``172.30.0.0/24``) of the
+    proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed; a request from any
+    other peer is counted under its own address. ``*`` trusts every peer: only for a server that
+    nothing but the proxy can reach."""
 
     steps_dir: Path = COURSE_DIR
     """STEPS_DIR: the course folder (course.yaml, one folder per step, scenarios/, designs/).
@@ -89,10 +108,11 @@ class Settings(BaseSettings):
     """LOG_LEVEL: the least severe level logged. Logs are JSON lines on stderr with a request id."""
 
     @model_validator(mode="after")
-    def _refuse_default_secret(self) -> Settings:
-        if self.env != "development" and self.secret_key == DEFAULT_SECRET_KEY:
+    def _require_secret_outside_development(self) -> Settings:
+        if self.env != "development" and self.secret_key is None:
             raise ValueError(
-                f"SECRET_KEY is the shipped default; set a random value when ENV={self.env}"
+                f"SECRET_KEY is not set; set a random value (at least 16 characters) when "
+                f"ENV={self.env}"
             )
         return self
 

@@ -1,4 +1,5 @@
-"""``designlab migrate`` and ``designlab create-user``: the database and its accounts."""
+"""``designlab migrate``, ``create-user``, ``set-password`` and ``remove-user``: the database and
+its accounts. A new password and a removal end the account's sessions on every device."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Annotated
 import typer
 from sqlalchemy.engine import make_url
 
-from app.accounts import create_user
+from app.accounts import change_password, create_user, remove_account
 from app.commands import ExitCode
 from app.db import database_status, make_engine, make_sessionmaker, session_scope, upgrade
+from app.errors import NotFound
 from app.models import Role
 from app.settings import get_settings
 
@@ -44,3 +46,47 @@ def create_user_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(ExitCode.BAD_INPUT) from exc
     typer.echo(f"created {user.role.value} {user.email} (id {user.id})")
+
+
+def set_password_command(
+    email: Annotated[str, typer.Option(help="The account's email.")],
+    password: Annotated[
+        str,
+        typer.Option(
+            prompt=True, hide_input=True, confirmation_prompt=True, help="Prompted if left out."
+        ),
+    ] = "",
+) -> None:
+    """Give an account a new password; every session of the account ends (all devices)."""
+    settings = get_settings()
+    upgrade(settings.database_url)
+    factory = make_sessionmaker(make_engine(settings.database_url))
+    try:
+        for session in session_scope(factory):
+            user = change_password(session, email, password)
+    except (ValueError, NotFound) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    typer.echo(f"new password for {user.email}; its sessions have ended")
+
+
+def remove_user_command(
+    email: Annotated[str, typer.Option(help="The account's email.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Do not ask for confirmation.", prompt="Remove it?")
+    ] = False,
+) -> None:
+    """Remove an account with its designs and progress; its sessions end."""
+    if not yes:
+        typer.echo("not removed", err=True)
+        raise typer.Exit(ExitCode.BAD_INPUT)
+    settings = get_settings()
+    upgrade(settings.database_url)
+    factory = make_sessionmaker(make_engine(settings.database_url))
+    try:
+        for session in session_scope(factory):
+            user = remove_account(session, email)
+    except NotFound as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    typer.echo(f"removed {user.email} (id {user.id}); its sessions have ended")

@@ -29,4 +29,5 @@ def serve(
         reload=reload,
         reload_dirs=["app", "simulator", "templates"] if reload else None,
         reload_includes=["*.py", "*.html"] if reload else None,
+        proxy_headers=False,  # the app reads them itself, trusting FORWARDED_ALLOW_IPS only
     )

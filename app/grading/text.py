@@ -1,7 +1,8 @@
 """The grade result as a readable table for a terminal or a CI log.
 
-One line per step (status, number, title, points), one line per check under it; a check that did
-not pass adds its message, the explanation in the learner's numbers ("why"), the hint and where
+One line per step (status, number, title, points), one line per check under it (a title longer
+than its column goes on under itself, whole: nothing is cut); a check that did not pass adds its
+message, the explanation in the learner's numbers ("why"), the hint and where
 the step teaches it. Then the monthly cost against the budget and the total.
 """
 
@@ -30,9 +31,17 @@ def _wrapped(label: str, text: str, indent: int) -> list[str]:
     return lines or [prefix.rstrip()]
 
 
+def _titled(prefix: str, title: str, width: int, points: str) -> list[str]:
+    """``prefix``, ``title`` padded to ``width`` characters, then ``points``; a longer title is
+    wrapped, whole, onto the following lines under its first (never cut)."""
+    parts = textwrap.wrap(title, width, break_on_hyphens=False) or [""]
+    lines = [f"{prefix}{parts[0]:<{width}} {points}".rstrip()]
+    return lines + [" " * len(prefix) + part for part in parts[1:]]
+
+
 def _check_lines(step: StepResult, check: CheckResult) -> list[str]:
-    head = f"    {check.status:<5}  {check.title:<70.70} {check.points:>3}/{check.max_points:<3}"
-    lines = [head.rstrip()]
+    points = f"{check.points:>3}/{check.max_points:<3}"
+    lines = _titled(f"    {check.status:<5}  ", check.title, 70, points)
     if check.status == "pass":
         return lines
     lines += _wrapped("", check.message, 11)
@@ -71,8 +80,8 @@ def to_text(result: GradeResult) -> str:
         lines += _wrapped("", str(problem), 0)
     for number, step in enumerate(result.steps, start=1):
         mark = _MARK[step.status]
-        head = f"{mark:<5} {number:>2}  {step.title:<72.72} {step.points:>3}/{step.max_points:<3}"
-        lines.append(head.rstrip())
+        points = f"{step.points:>3}/{step.max_points:<3}"
+        lines += _titled(f"{mark:<5} {number:>2}  ", step.title, 72, points)
         if step.message:
             lines += _wrapped("note", step.message, 11)
         for check in step.checks:

@@ -3,10 +3,12 @@ moving window).
 
 A rule names a route (its name and method; the route's own path pattern then matches requests)
 and a limit such as ``10/minute``. Sign-in is counted per client address; grading and simulation
-per signed-in or guest learner (the session's user), else per client address (the JSON API has no
-session). Over the limit the answer is 429 with ``Retry-After``, as JSON, an htmx fragment or a
-page like any other error. With REDIS_URL the counts are kept in Redis, shared by every instance;
-without it each app process counts on its own (see deploy/README.md).
+per signed-in account (the session's user), else per client address: a guest learner, a visitor
+without a session and the JSON API all share their address's budget, so making a new guest (a
+new cookie) does not bring a new budget. Over the limit the answer is 429 with ``Retry-After``,
+as JSON, an htmx fragment or a page like any other error. With REDIS_URL the counts are kept in
+Redis, shared by every instance; without it each app process counts on its own (see
+deploy/README.md).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import DesignlabError
+from app.session_state import is_account_session, session_user_id
 from app.settings import Settings
 from app.web.errors import error_response
 
@@ -42,7 +45,7 @@ class TooManyRequests(DesignlabError):
 @dataclass(frozen=True)
 class Rule:
     """Limit ``method`` requests to the route named ``route`` to ``limit``, counted per learner
-    (``per="learner"``: the session's user, else the client address) or per client address."""
+    (``per="learner"``: the session's account, else the client address) or per client address."""
 
     name: str
     route: str
@@ -79,9 +82,8 @@ def _client_address(scope: Scope) -> str:
 def _key(scope: Scope, per: str) -> str:
     if per == "learner":
         session = scope.get("session") or {}
-        user_id = session.get("user_id")
-        if isinstance(user_id, int):
-            return f"user:{user_id}"
+        if is_account_session(session):
+            return f"user:{session_user_id(session)}"
     return f"address:{_client_address(scope)}"
 
 

@@ -13,10 +13,11 @@ from fastapi import APIRouter, Form, Query, Request
 from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
-from app.accounts import authenticate
+from app.accounts import authenticate, end_sessions
 from app.deps import CsrfDep, SessionDep, UserDep, csrf_token
 from app.guest_work import hand_over_guest_work
 from app.models import Role, User
+from app.session_state import bind_user
 from app.web.templating import NOTICE, render
 
 router = APIRouter()
@@ -29,9 +30,10 @@ NOT_MERGED = (
 
 
 def sign_in(request: Request, user: User) -> None:
-    """Bind ``user`` to this browser session (a fresh CSRF token comes with it)."""
+    """Bind ``user`` (flushed: it has an id) to this browser session, under the user's current
+    session generation (a fresh CSRF token comes with it)."""
     request.session.clear()
-    request.session["user_id"] = user.id
+    bind_user(request.session, user)
 
 
 def current_or_guest_learner(request: Request, session: Session, user: User | None) -> User:
@@ -112,7 +114,11 @@ def login(
 
 
 @router.post("/logout", name="logout", dependencies=[CsrfDep])
-def logout(request: Request) -> Response:
-    """Forget the session's user."""
+def logout(request: Request, session: SessionDep, user: UserDep) -> Response:
+    """Sign out: end every session of the user on the server (any copy of this cookie, and the
+    user's sessions on other devices, no longer sign anyone in), then forget it here."""
+    if user is not None:
+        end_sessions(user)
+        session.commit()
     request.session.clear()
     return RedirectResponse(request.url_for("overview"), status_code=303)

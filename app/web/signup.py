@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
-from app.accounts import MIN_PASSWORD_LENGTH, create_user, hash_password, normalise_email
+from app.accounts import MIN_PASSWORD_LENGTH, create_user, hash_password, valid_email
 from app.deps import SessionDep, UserDep, csrf_token
 from app.models import Role, User
 from app.web.auth import local_path, sign_in
@@ -60,19 +60,25 @@ async def signup(request: Request, session: SessionDep, user: UserDep) -> Respon
     """Create the account (or name the guest learner) and sign in; go to the overview.
 
     Mistakes answer 422 (403 for an expired form) with the message at the field and the email
-    kept: an address without "@", an email already taken, a password shorter than
-    MIN_PASSWORD_LENGTH.
+    kept: an address that is not valid (app.accounts.valid_email, with its reason), an email
+    already taken, a password shorter than MIN_PASSWORD_LENGTH.
     """
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-    email = normalise_email(form.get("email", ""))
+    email = form.get("email", "").strip()
     password = form.get("password", "")
     errors: dict[str, str] = {}
     if not csrf_ok(request, form):
         errors["form"] = "The form expired. Enter your password again and resubmit."
-    if "@" not in email or len(email) > MAX_EMAIL_LENGTH:
-        errors["email"] = "Enter an email address, such as ana@example.com."
-    elif session.scalar(select(User).where(User.email == email)) is not None:
-        errors["email"] = "An account with this email exists: sign in instead."
+    try:
+        if len(email) > MAX_EMAIL_LENGTH:
+            raise ValueError("The address is too long.")
+        email = valid_email(email)
+    except ValueError as exc:
+        reason = str(exc).removeprefix("not an email address: ")
+        errors["email"] = f"Enter an email address, such as ana@example.com. {reason}"
+    else:
+        if session.scalar(select(User).where(User.email == email)) is not None:
+            errors["email"] = "An account with this email exists: sign in instead."
     if len(password) < MIN_PASSWORD_LENGTH:
         errors["password"] = f"Use at least {MIN_PASSWORD_LENGTH} characters."
     if errors:

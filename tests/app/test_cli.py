@@ -89,6 +89,34 @@ def test_create_user_twice_is_bad_input(env_db):
     assert "already exists" in result.output
 
 
+def test_set_password_and_remove_user_end_the_accounts_sessions(env_db):
+    args = ["create-user", "--email", "ed@example.com", "--password", "a long password"]
+    assert runner.invoke(main, args).exit_code == 0
+    new = ["set-password", "--email", "ed@example.com"]
+    result = runner.invoke(main, new, input="another password\nanother password\n")
+    assert result.exit_code == 0, result.output
+    assert "its sessions have ended" in result.output
+    with make_sessionmaker(make_engine(env_db))() as session:
+        assert session.scalars(select(User)).one().session_generation == 1
+    assert runner.invoke(main, ["remove-user", "--email", "ed@example.com"], input="n\n").exit_code
+    result = runner.invoke(main, ["remove-user", "--email", "ed@example.com", "--yes"])
+    assert result.exit_code == 0, result.output
+    with make_sessionmaker(make_engine(env_db))() as session:
+        assert session.scalars(select(User)).all() == []
+    result = runner.invoke(main, ["remove-user", "--email", "ed@example.com", "--yes"])
+    assert result.exit_code == 2
+    assert "no account with email ed@example.com" in result.output
+
+
+def test_production_without_a_secret_key_refuses_to_start_with_exit_2(env_db, monkeypatch):
+    monkeypatch.setenv("ENV", "production")
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    get_settings.cache_clear()
+    result = runner.invoke(main, ["serve", "--port", "1"])
+    assert result.exit_code == 2, result.output
+    assert "error: settings: Value error, SECRET_KEY is not set" in result.output
+
+
 def test_an_unexpected_exception_exits_3(env_db, monkeypatch):
     def explode(url: str) -> None:
         raise RuntimeError("disk on fire")

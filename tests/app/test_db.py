@@ -67,3 +67,26 @@ def test_a_stale_design_version_is_refused(db_url):
     with factory() as s:
         saved = s.scalars(select(DesignRecord)).one()
         assert (saved.version, saved.yaml_text) == (2, "version: 1\nname: first\n")
+
+
+def test_existing_emails_are_put_in_normal_form_unless_another_account_has_it(database_url):
+    from alembic import command
+    from sqlalchemy import text
+
+    upgrade(database_url)  # PostgreSQL test databases start at head: step back to before 0004
+    command.downgrade(alembic_config(database_url), "0003_session_generation")
+    engine = make_engine(database_url)
+    stored = ["Jose\u0301@Example.com", "bo@example.com", "BO@Example.com ", "x@XN--EXMPLE-CUA.COM"]
+    with engine.begin() as conn:
+        for email in stored:
+            conn.execute(
+                text("INSERT INTO users (email, role, created_at, session_generation) "
+                     "VALUES (:email, 'learner', CURRENT_TIMESTAMP, 0)"),
+                {"email": email},
+            )  # fmt: skip
+    upgrade(database_url)
+    with make_sessionmaker(engine)() as session:
+        emails = list(session.scalars(select(User.email).order_by(User.id)))
+    assert emails == [
+        "jos\u00e9@example.com", "bo@example.com", "BO@Example.com ", "x@ex\u00e4mple.com"
+    ]  # fmt: skip

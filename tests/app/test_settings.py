@@ -1,11 +1,12 @@
-"""Settings: defaults a newcomer can run with, and a default secret refused outside development."""
+"""Settings: defaults a newcomer can run with, and a missing secret refused outside development."""
 
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from app.settings import DEFAULT_SECRET_KEY, Settings
+import app.settings
+from app.settings import Settings
 
 
 def test_defaults_are_a_sqlite_file_under_var_and_the_steps_folder(monkeypatch):
@@ -30,9 +31,21 @@ def test_environment_variables_are_read(monkeypatch):
 
 
 @pytest.mark.parametrize("env", ["production", "test"])
-def test_default_secret_is_refused_outside_development(env):
-    with pytest.raises(ValidationError, match="SECRET_KEY"):
-        Settings(_env_file=None, env=env, secret_key=DEFAULT_SECRET_KEY)
+def test_a_missing_secret_is_refused_outside_development(env, monkeypatch):
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    with pytest.raises(ValidationError, match="SECRET_KEY is not set"):
+        Settings(_env_file=None, env=env)
+
+
+def test_no_secret_key_is_shipped_in_the_repository(monkeypatch):
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    assert Settings(_env_file=None).secret_key is None
+    assert not [name for name in vars(app.settings) if "SECRET" in name and "FILE" not in name]
+
+
+def test_a_short_secret_is_refused():
+    with pytest.raises(ValidationError, match="secret_key"):
+        Settings(_env_file=None, env="production", secret_key="short")
 
 
 def test_a_real_secret_is_accepted_in_production():

@@ -129,3 +129,25 @@ def test_running_a_step_again_breaks_no_content_security_rule(server: str, page:
         page.wait_for_timeout(500)
         assert page.locator("#results").count() == 1, f"run {attempt}"
     assert errors == []
+
+
+def test_the_api_docs_render_from_this_site_under_the_strict_policy(
+    server: str, page: Page
+) -> None:
+    """Swagger UI from static/vendor lists the API's operations; no request leaves the site and
+    the Content-Security-Policy blocks nothing (Chromium logs each blocked load as an error)."""
+    errors: list[str] = []
+    elsewhere: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.on(
+        "request",
+        lambda request: None if request.url.startswith(server) else elsewhere.append(request.url),
+    )
+    page.goto(server + "/api/docs")
+    expect(page.locator(".opblock-summary-path").first).to_be_visible(timeout=30_000)
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert "/api/v1/grade" in [p.replace("\u200b", "") for p in paths]
+    assert elsewhere == []
+    assert errors == []

@@ -3,6 +3,7 @@ secret required, only the proxy exposed, the proxy's limits above the app's."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -43,6 +44,7 @@ def test_only_the_proxy_publishes_a_port():
     assert published == {"proxy"}
     assert COMPOSE["networks"]["internal"]["internal"] is True
     assert COMPOSE["services"]["app"]["networks"] == ["internal"]
+    assert "public" in COMPOSE["services"]["proxy"]["networks"]
 
 
 def test_the_proxy_spreads_requests_over_the_instances_within_the_apps_limits():
@@ -65,3 +67,17 @@ def test_every_variable_the_compose_file_reads_is_in_the_example_env():
         if "=" in line and not line.startswith("#")
     }
     assert used <= example, used - example
+
+
+def test_forwarded_addresses_are_trusted_only_from_the_proxy():
+    """nginx sets X-Forwarded-For to the address it saw (a client's own header is dropped), and
+    the app believes that header only from the proxy's fixed address on the internal network."""
+    assert re.search(r"proxy_set_header X-Forwarded-For \$remote_addr;", NGINX)
+    assert "$proxy_add_x_forwarded_for" not in NGINX
+    trusted = COMPOSE["services"]["app"]["environment"]["FORWARDED_ALLOW_IPS"]
+    assert "*" not in trusted
+    proxy = COMPOSE["services"]["proxy"]["networks"]["internal"]["ipv4_address"]
+    assert [address.strip() for address in trusted.split(",")] == [proxy]
+    pool = COMPOSE["networks"]["internal"]["ipam"]["config"][0]
+    assert ipaddress.ip_address(proxy) in ipaddress.ip_network(pool["subnet"])
+    assert ipaddress.ip_address(proxy) not in ipaddress.ip_network(pool["ip_range"])

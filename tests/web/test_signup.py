@@ -73,6 +73,10 @@ def test_signing_in_on_another_device_resumes_where_the_learner_was(
     ("email", "password", "field", "message"),
     [
         ("not-an-email", "a long password", "email", "Enter an email address"),
+        ("@evil", "a long password", "email", "Enter an email address"),
+        ("ana@evil", "a long password", "email", "Enter an email address"),
+        ('=HYPERLINK("http://x.example")@example.com', "a long password", "email", "Enter an"),
+        ("=cmd|' /C calc'!A0@example.com", "a long password", "email", "Enter an email address"),
         ("cy@example.com", "short", "password", "Use at least 10 characters."),
     ],
 )
@@ -91,5 +95,20 @@ def test_an_email_with_an_account_is_refused(course_client):
     assert sign_up(course_client, "dee@example.com").status_code == 303
     course_client.cookies.clear()
     response = sign_up(course_client, "DEE@example.com")
+    assert response.status_code == 422
+    assert "exists" in soup(response).select_one("#email-error").get_text()
+
+
+def test_an_address_that_is_not_valid_is_refused_with_the_reason(course_client):
+    response = sign_up(course_client, "@evil")
+    assert response.status_code == 422
+    reason = soup(response).select_one("#email-error").get_text()
+    assert "There must be something before the @-sign." in reason
+
+
+def test_jose_precomposed_and_decomposed_make_one_account(course_client):
+    assert sign_up(course_client, "Jos\u00e9@Example.com").status_code == 303
+    course_client.cookies.clear()
+    response = sign_up(course_client, "jose\u0301@example.com")
     assert response.status_code == 422
     assert "exists" in soup(response).select_one("#email-error").get_text()
