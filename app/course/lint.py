@@ -149,6 +149,8 @@ def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
                 yield _at(step, "error", ("checks", i, "id"), f"duplicate check id {check.id!r}")
             if (why := expression_syntax_error(check.expr)) is not None:
                 yield _at(step, "error", ("checks", i, "expr"), why)
+            if check.needs and (why := expression_syntax_error(check.needs.expr)) is not None:
+                yield _at(step, "error", ("checks", i, "needs", "expr"), why)
             if (why := template_syntax_error(check.explain)) is not None:
                 yield _at(step, "error", ("checks", i, "explain"), why)
             if check.concept and check.concept not in anchors:

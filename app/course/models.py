@@ -39,6 +39,17 @@ class Decision(_Doc):
     step: float | None = None
 
 
+class Needs(_Doc):
+    """What a check must have seen to judge anything: ``expr`` is evaluated before the check's
+    own (same names); when it is false the check is *not exercised* and scores 0, saying
+    ``missing`` (e.g. "no model call was made")."""
+
+    expr: str = Field(description="True when the run exercised what the check judges.")
+    missing: str = Field(
+        min_length=1, description="What the run lacked, as a clause: 'no model call was made'."
+    )
+
+
 class Check(_Doc):
     """A graded check: a safe expression over the design and the simulation's figures.
 
@@ -58,6 +69,9 @@ class Check(_Doc):
     concept: str = Field("", description="Anchor of the narrative paragraph that teaches it.")
     scenario: ScenarioName | None = Field(
         None, description="Scenario whose metrics this check reads; default the step's scenario."
+    )
+    needs: Needs | None = Field(
+        None, description="What the run must exercise before the check can judge it."
     )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

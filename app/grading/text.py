@@ -30,7 +30,8 @@ def _wrapped(label: str, text: str, indent: int) -> list[str]:
 
 
 def _check_lines(step: StepResult, check: CheckResult) -> list[str]:
-    head = f"    {check.status:<5}  {check.title:<70.70} {check.points:>3}/{check.max_points:<3}"
+    status = "idle" if check.status == "not_exercised" else check.status
+    head = f"    {status:<5}  {check.title:<70.70} {check.points:>3}/{check.max_points:<3}"
     lines = [head.rstrip()]
     if check.status == "pass":
         return lines

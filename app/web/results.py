@@ -30,7 +30,8 @@ class StepResults:
     step: StepResult
     simulation: SimulationResult | None
     checks: tuple[CheckResult, ...]
-    """Failed and error checks first, then passed ones; declared order within each."""
+    """Failed, not exercised and error checks first, then passed ones; declared order within
+    each."""
     fault: FaultFigures | None
     charts: tuple[Chart, ...]
 
@@ -45,11 +46,14 @@ class StepResults:
         return self.step.status == "pass"
 
 
+_FAILED_FIRST = {"fail": 0, "not_exercised": 1, "error": 2}
+"""Order of the check statuses on the page (passed ones last)."""
+
+
 def failed_first(checks: list[CheckResult]) -> tuple[CheckResult, ...]:
-    """Checks that did not pass, then those that did, each group in declared order."""
-    return tuple(
-        sorted(checks, key=lambda c: 0 if c.status == "fail" else 1 if c.status == "error" else 2)
-    )
+    """Checks that failed, were not exercised or could not run, then those that passed, each
+    group in declared order."""
+    return tuple(sorted(checks, key=lambda c: _FAILED_FIRST.get(c.status, len(_FAILED_FIRST))))
 
 
 def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
