@@ -21,6 +21,9 @@ class FaultFigures:
     tokens_repeated: int
     drain_seconds: float | None
     drain_note: str | None
+    backlog_at_restart: int | None = None
+    """Events behind when crashed workers came back (None: no crash, or they never came back)."""
+    backlog_peak: int = 0
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,14 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
     kinds = tuple(dict.fromkeys(fault_name(w.kind) for w in simulation.fault_windows))
     m = simulation.metrics
     return FaultFigures(
-        kinds, m.lost, m.duplicate_effects, m.tokens_repeated, m.drain_seconds, m.drain_note
+        kinds,
+        m.lost,
+        m.duplicate_effects,
+        m.tokens_repeated,
+        m.drain_seconds,
+        m.drain_note,
+        m.backlog_at_restart,
+        m.backlog_peak,
     )
 
 
