@@ -51,9 +51,14 @@ def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
             if _parses(check.expr):
                 for message in expression_problems(check.expr):
                     yield _error(step, ("checks", i, "expr"), message)
-            if _template_parses(check.explain):
-                for message in explanation_problems(check.explain):
-                    yield _error(step, ("checks", i, "explain"), message)
+            for field, text in (
+                ("explain", check.explain),
+                ("pass", check.pass_message),
+                ("fail", check.fail_message),
+            ):
+                if _template_parses(text):
+                    for message in explanation_problems(text):
+                        yield _error(step, ("checks", i, field), message)
             if check.needs is not None and _parses(check.needs.expr):
                 for message in expression_problems(check.needs.expr):
                     yield _error(step, ("checks", i, "needs", "expr"), message)

@@ -62,8 +62,12 @@ class Check(_Doc):
     title: str
     points: int = Field(ge=0, le=100)
     expr: str
-    pass_message: str = Field(alias="pass")
-    fail_message: str = Field(alias="fail")
+    pass_message: str = Field(
+        alias="pass", description="Shown when it passes; a template over the same names."
+    )
+    fail_message: str = Field(
+        alias="fail", description="Shown when it fails; a template over the same names."
+    )
     explain: str
     hint: str = ""
     concept: str = Field("", description="Anchor of the narrative paragraph that teaches it.")

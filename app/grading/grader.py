@@ -213,9 +213,13 @@ def _grade_check(grading: _Grading, check: Check, step_scenario: str | None) -> 
         assert check.needs is not None
         message = f"Not exercised: {check.needs.missing}: nothing to judge."
         return _check_result(check, "not_exercised", message, explanation)
-    if passed:
-        return _check_result(check, "pass", check.pass_message, explanation)
-    return _check_result(check, "fail", check.fail_message, explanation)
+    template = check.pass_message if passed else check.fail_message
+    try:
+        message = render_explanation(template, names)
+    except ExplanationError as exc:
+        message = f"the {'pass' if passed else 'fail'} message could not be rendered: {exc}"
+        return _check_result(check, "error", message, "")
+    return _check_result(check, "pass" if passed else "fail", message, explanation)
 
 
 def _status(statuses: list[CheckStatus] | list[Status]) -> Status:

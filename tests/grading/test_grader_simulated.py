@@ -136,3 +136,25 @@ def test_a_check_over_no_model_call_is_not_exercised_and_scores_nothing(refusal_
     assert result.status == "fail"
     assert ("load", "no-refusals") in result.failed_checks
     assert "(1 not exercised: nothing to judge)" in result.message
+
+
+def test_a_fail_message_is_computed_from_the_run(refusal_course, design, tmp_path):
+    """A check's pass and fail messages are templates over the run's figures, so a failure
+    says the number that failed it rather than a fixed sentence."""
+    course = tmp_path / "course"
+    shutil.copytree(refusal_course, course)
+    step = course / "01-load" / "step.yaml"
+    step.write_text(
+        step.read_text()
+        .replace("expr: metrics.http_429s == 0", "expr: metrics.model_calls < 0")
+        .replace(
+            "fail: The provider answered calls with 429.",
+            "fail: '{{ fmt(metrics.model_calls) }} calls made, not fewer than none.'",
+        )
+    )
+    result = grade(design, load_material(course))
+    check = result.steps[0].checks[-1]
+    assert check.status == "fail"
+    calls = result.steps[0].metrics.model_calls
+    assert calls > 0
+    assert check.message == f"{calls:,} calls made, not fewer than none."
