@@ -47,8 +47,8 @@ class Metrics(_Out):
     lag_total_max: int = Field(description="Largest total consumer lag seen, in step events.")
     backlog_peak: int = Field(
         description="Largest total backlog (events arrived, not yet started) above its normal "
-        "level: after a worker crash, the backlog at the restart plus what arrives while the "
-        "restarted workers rejoin (a rebalance) and start again."
+        "level, sampled: after a worker crash under a steady load, the backlog at the restart "
+        "plus what arrives while the restarted workers rejoin (a rebalance) and start again."
     )
     backlog_at_restart: int | None = Field(
         None,

@@ -10,8 +10,10 @@ it (``on_crash``: the checkpoint rework of :mod:`simulator.faults.checkpoint`).
 back than just after they crashed, the largest over the scenario's crashes (None when no crashed
 member came back inside the window). Every event that arrived while the crashed members were down
 and that no survivor started: for a steady load of ``rate`` events/s that all go to the crashed
-members, exactly ``rate x outage`` (seed 000's lag arithmetic). ``backlog_peak`` is larger: the
-backlog keeps growing until the restarted members have rejoined (a rebalance) and started again.
+members, exactly ``rate x outage`` (seed 000's lag arithmetic). For a steady load
+``backlog_peak`` is larger: the backlog keeps growing until the restarted members have rejoined
+(a rebalance) and started again (with a random load the two also differ by sampling and by the
+normal level ``backlog_peak`` subtracts).
 """
 
 from __future__ import annotations
