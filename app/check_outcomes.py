@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.grading.result import StepResult
+from app.grading.result import FAILED, StepResult
 from app.models import CheckOutcome, utcnow
 
 
@@ -60,7 +60,7 @@ def record_check_outcomes(
         row.last_status = check.status
         row.last_at = at
         row.attempts += 1
-        row.failures += check.status == "fail"
+        row.failures += check.status in FAILED
         rows.append(row)
     session.flush()
     return rows

@@ -158,10 +158,11 @@ class CheckOutcome(Base):
     course_id: Mapped[str] = mapped_column(String(64))
     step_id: Mapped[str] = mapped_column(String(64))
     check_id: Mapped[str] = mapped_column(String(64))
-    first_status: Mapped[str] = mapped_column(String(8))
-    """The check's status (pass, fail or error) on the learner's first graded attempt."""
+    first_status: Mapped[str] = mapped_column(String(16))
+    """The check's status (pass, fail, not_exercised or error) on the learner's first graded
+    attempt."""
     first_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    last_status: Mapped[str] = mapped_column(String(8))
+    last_status: Mapped[str] = mapped_column(String(16))
     """The status on the latest graded attempt."""
     last_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     attempts: Mapped[int] = mapped_column(Integer, default=0)

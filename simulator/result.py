@@ -25,7 +25,12 @@ class GroupMetrics(_Out):
     instances_alive_min: int
     mean_step_s: float = Field(0.0, description="Measured mean step time of processed events.")
     latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
-    latency_p95_s: float = 0.0
+    latency_p95_s: float = Field(
+        0.0, description="p95 latency, events still waiting at the end counted with their wait."
+    )
+    latency_censored: int = Field(
+        0, description="Events still waiting at the end (their latency is a lower bound)."
+    )
     wait_mean_s: float = Field(0.0, description="Mean arrival-to-start time (queueing), seconds.")
 
 
@@ -40,14 +45,33 @@ class Metrics(_Out):
     )
     utilisation: float = Field(description="Offered load / capacity of the bottleneck group (0..).")
     lag_total_max: int = Field(description="Largest total consumer lag seen, in step events.")
-    backlog_peak: int
+    backlog_peak: int = Field(
+        description="Largest total backlog (events arrived, not yet started) above its normal "
+        "level, sampled: after a worker crash under a steady load, the backlog at the restart "
+        "plus what arrives while the restarted workers rejoin (a rebalance) and start again."
+    )
+    backlog_at_restart: int | None = Field(
+        None,
+        description="Events that arrived while crashed workers were down and that no survivor "
+        "started: the backlog's growth from the crash to the restart (rate x outage for a steady "
+        "load), the largest over the crashes; None when no crashed worker came back in the "
+        "window.",
+    )
     drain_seconds: float | None = Field(
         description="Seconds from the end of the last fault until lag is back to its normal level."
     )
     drain_note: str | None = None
-    latency_p50_s: float
+    latency_p50_s: float = Field(
+        description="Arrival-to-completion percentiles, seconds, over every finished event and "
+        "every event still waiting at the end, counted with its wait so far (a lower bound)."
+    )
     latency_p95_s: float
     latency_p99_s: float
+    latency_censored: int = Field(
+        0,
+        description="Step events still waiting at the end of the window (arrived, neither "
+        "finished nor given up): when above 0 the latency percentiles are lower bounds.",
+    )
     in_flight_mean: float = 0.0
     latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
     wait_mean_s: float = Field(

@@ -59,6 +59,9 @@ checks:
     fail: Events were lost.
     explain: "{{ metrics.lost }} events lost"
     concept: commit-order
+    needs:
+      expr: metrics.processed > 0
+      missing: no step event was processed
 """
 
 NARRATIVE = """\

@@ -25,7 +25,7 @@ from app.errors import NotFound
 from app.grading.grader import CourseMaterial, CourseNotGradable, load_material, run_scenario
 from app.settings import get_settings
 from simulator.files import load_design, load_scenario
-from simulator.result import SimulationResult
+from simulator.result import Metrics, SimulationResult
 from simulator.scenario import Scenario
 
 
@@ -56,29 +56,69 @@ def _number(x: float | None, unit: str = "", digits: int = 1) -> str:
     return f"{x:,.{digits}f}{unit}"
 
 
+def _capacity(capacity_eps: float, utilisation: float) -> str:
+    """ "12.0/s, utilisation 43.2%", or "0/s: no capacity" (nothing can process the load)."""
+    if capacity_eps <= 0:
+        return "0/s: no capacity"
+    return f"{capacity_eps:,.1f}/s, utilisation {utilisation:.1%}"
+
+
+def _latency_line(m: Metrics) -> str:
+    """The latency percentiles, "no event processed" when none finished, and how many events
+    still waited at the end (the percentiles count their wait so far: lower bounds)."""
+    if m.processed == 0:
+        line = "latency: no event processed"
+    else:
+        line = (
+            f"latency p50 {m.latency_p50_s:,.2f} s, p95 {m.latency_p95_s:,.2f} s, "
+            f"p99 {m.latency_p99_s:,.2f} s"
+        )
+    if m.latency_censored:
+        line += (
+            f" ({m.latency_censored:,} events still waiting at the end, counted with their "
+            "wait so far: lower bounds)"
+        )
+    return line
+
+
 def summary(result: SimulationResult) -> str:
-    """Lines a person reads: load, capacity, backlog and recovery, durability, tokens, cost."""
+    """Lines a person reads: load, capacity, backlog and recovery, durability, tokens, cost.
+
+    Honest at the edges: a group with no capacity says so (not a percentage of nothing), nothing
+    processed reads "no event processed" (not 0.00 s), latencies with events still waiting at
+    the end are marked as lower bounds, and a fault still on at the end is named by the note.
+    """
     m = result.metrics
     lines = [
         f"{result.scenario} (seed {result.seed}, {result.duration_seconds:g} s simulated, "
         f"simulator {result.simulator_version})",
         f"step events: {m.arrivals:,} arrived, {m.processed:,} processed, "
         f"{m.throughput_eps:,.1f}/s",
-        f"capacity {m.capacity_eps:,.1f}/s, utilisation {m.utilisation:.1%}, "
+        f"capacity {_capacity(m.capacity_eps, m.utilisation)}, "
         f"in flight {m.in_flight_mean:,.1f} on average",
-        f"latency p50 {m.latency_p50_s:,.2f} s, p95 {m.latency_p95_s:,.2f} s, "
-        f"p99 {m.latency_p99_s:,.2f} s",
-        f"lag peak {m.lag_total_max:,}, backlog peak {m.backlog_peak:,}, "
-        f"drain {_number(m.drain_seconds, ' s')}" + (f" ({m.drain_note})" if m.drain_note else ""),
+        _latency_line(m),
+        f"lag peak {m.lag_total_max:,}, backlog peak {m.backlog_peak:,}"
+        + (
+            f", backlog at restart {m.backlog_at_restart:,}"
+            if m.backlog_at_restart is not None
+            else ""
+        )
+        + f", drain {_number(m.drain_seconds, ' s')}"
+        + (f" ({m.drain_note})" if m.drain_note else ""),
         f"redelivered {m.redelivered:,}, duplicate effects {m.duplicate_effects:,}, "
         f"lost {m.lost:,}, dead-lettered {m.dead_lettered:,}, rebalances {m.rebalances:,}",
         f"model calls {m.model_calls:,} ({m.model_calls_repeated:,} repeated), tokens "
         f"{m.tokens:,} ({m.tokens_repeated:,} repeated), HTTP 429s {m.http_429s:,}",
     ]
     for name, g in m.by_group.items():
+        p95 = (
+            "no event processed"
+            if g.processed == 0
+            else ("p95 at least " if g.latency_censored else "p95 ") + f"{g.latency_p95_s:,.2f} s"
+        )
         lines.append(
-            f"  {name}: {g.arrivals:,} arrived, capacity {g.capacity_eps:,.1f}/s, utilisation "
-            f"{g.utilisation:.1%}, lag peak {g.lag_total_max:,}, p95 {g.latency_p95_s:,.2f} s"
+            f"  {name}: {g.arrivals:,} arrived, capacity "
+            f"{_capacity(g.capacity_eps, g.utilisation)}, lag peak {g.lag_total_max:,}, {p95}"
         )
     if result.cost is not None:
         c = result.cost

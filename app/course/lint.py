@@ -166,8 +166,15 @@ def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
                 yield _at(step, "error", ("checks", i, "id"), f"duplicate check id {check.id!r}")
             if (why := expression_syntax_error(check.expr)) is not None:
                 yield _at(step, "error", ("checks", i, "expr"), why)
-            if (why := template_syntax_error(check.explain)) is not None:
-                yield _at(step, "error", ("checks", i, "explain"), why)
+            if check.needs and (why := expression_syntax_error(check.needs.expr)) is not None:
+                yield _at(step, "error", ("checks", i, "needs", "expr"), why)
+            for field, text in (
+                ("explain", check.explain),
+                ("pass", check.pass_message),
+                ("fail", check.fail_message),
+            ):
+                if (why := template_syntax_error(text)) is not None:
+                    yield _at(step, "error", ("checks", i, field), why)
             if check.concept and check.concept not in anchors:
                 known = ", ".join(sorted(anchors)) or "none"
                 message = f"no heading with anchor {check.concept!r} in narrative.md ({known})"

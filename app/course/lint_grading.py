@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from jinja2 import TemplateSyntaxError
 
+from app.checks.exercised import MetricRead, counts_needed, metrics_read
 from app.checks.explanations import explanation_problems, parsed
 from app.checks.expressions import expression_problems, parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
@@ -53,9 +54,46 @@ def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
             if _parses(check.expr):
                 for message in expression_problems(check.expr):
                     yield _error(step, ("checks", i, "expr"), message)
-            if _template_parses(check.explain):
-                for message in explanation_problems(check.explain):
-                    yield _error(step, ("checks", i, "explain"), message)
+            for field, text in (
+                ("explain", check.explain),
+                ("pass", check.pass_message),
+                ("fail", check.fail_message),
+            ):
+                if _template_parses(text):
+                    for message in explanation_problems(text):
+                        yield _error(step, ("checks", i, field), message)
+            if check.needs is not None and _parses(check.needs.expr):
+                for message in expression_problems(check.needs.expr):
+                    yield _error(step, ("checks", i, "needs", "expr"), message)
+
+
+def checks_say_what_they_need(course: LoadedCourse) -> Iterable[Problem]:
+    """A check whose expr reads a metric judged over a set that can be empty (model calls,
+    processed events: app.checks.exercised) has a ``needs`` that reads that set's count, so an
+    empty set grades *not exercised*, never a pass."""
+    for step in course.steps:
+        if step.step is None:
+            continue
+        for i, check in enumerate(step.step.checks):
+            if not _parses(check.expr):
+                continue
+            wanted = counts_needed(check.expr)
+            if not wanted:
+                continue
+            if check.needs is None:
+                names = ", ".join(str(c) for c in sorted(wanted, key=MetricRead.sort_key))
+                message = (
+                    f"the check judges a set that can be empty: add needs with an expr on {names}"
+                    " (e.g. > 0) and what is missing when it is not"
+                )
+                yield _error(step, ("checks", i, "expr"), message)
+                continue
+            if not _parses(check.needs.expr):
+                continue
+            missing = wanted - metrics_read(check.needs.expr)
+            if missing:
+                names = ", ".join(str(c) for c in sorted(missing, key=MetricRead.sort_key))
+                yield _error(step, ("checks", i, "needs", "expr"), f"needs does not read {names}")
 
 
 def figure_names_known(course: LoadedCourse) -> Iterable[Problem]:
@@ -175,6 +213,7 @@ def checks_exercised_by_their_scenario(course: LoadedCourse) -> Iterable[Problem
 
 RULES = [
     check_names_known,
+    checks_say_what_they_need,
     figure_names_known,
     known_bad_checks_exist,
     pricing_catalog_valid,

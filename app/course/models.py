@@ -39,6 +39,17 @@ class Decision(_Doc):
     step: float | None = None
 
 
+class Needs(_Doc):
+    """What a check must have seen to judge anything: ``expr`` is evaluated before the check's
+    own (same names); when it is false the check is *not exercised* and scores 0, saying
+    ``missing`` (e.g. "no model call was made")."""
+
+    expr: str = Field(description="True when the run exercised what the check judges.")
+    missing: str = Field(
+        min_length=1, description="What the run lacked, as a clause: 'no model call was made'."
+    )
+
+
 class Check(_Doc):
     """A graded check: a safe expression over the design and the simulation's figures.
 
@@ -51,13 +62,20 @@ class Check(_Doc):
     title: str
     points: int = Field(ge=0, le=100)
     expr: str
-    pass_message: str = Field(alias="pass")
-    fail_message: str = Field(alias="fail")
+    pass_message: str = Field(
+        alias="pass", description="Shown when it passes; a template over the same names."
+    )
+    fail_message: str = Field(
+        alias="fail", description="Shown when it fails; a template over the same names."
+    )
     explain: str
     hint: str = ""
     concept: str = Field("", description="Anchor of the narrative paragraph that teaches it.")
     scenario: ScenarioName | None = Field(
         None, description="Scenario whose metrics this check reads; default the step's scenario."
+    )
+    needs: Needs | None = Field(
+        None, description="What the run must exercise before the check can judge it."
     )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

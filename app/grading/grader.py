@@ -20,7 +20,14 @@ from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
 from app.errors import BadInput, Unavailable
-from app.grading.result import CheckResult, GradeResult, InputProblem, Status, StepResult
+from app.grading.result import (
+    CheckResult,
+    CheckStatus,
+    GradeResult,
+    InputProblem,
+    Status,
+    StepResult,
+)
 from simulator import SIMULATOR_VERSION
 from simulator.cost import monthly_cost
 from simulator.design import Design
@@ -161,7 +168,7 @@ class _Grading:
         }
 
 
-def _check_result(check: Check, status: Status, message: str, explanation: str) -> CheckResult:
+def _check_result(check: Check, status: CheckStatus, message: str, explanation: str) -> CheckResult:
     return CheckResult(
         id=check.id,
         title=check.title,
@@ -189,7 +196,12 @@ def _grade_check(grading: _Grading, check: Check, step_scenario: str | None) -> 
         if needs_run:
             return _check_result(check, "error", run.failure, "")
     try:
-        passed = bool(evaluate(check.expr, names))
+        exercised = check.needs is None or bool(evaluate(check.needs.expr, names))
+    except ExpressionError as exc:
+        message = f"what the check needs could not be evaluated: {exc}"
+        return _check_result(check, "error", message, "")
+    try:
+        passed = exercised and bool(evaluate(check.expr, names))
     except ExpressionError as exc:
         return _check_result(check, "error", f"the check could not be evaluated: {exc}", "")
     try:
@@ -197,15 +209,24 @@ def _grade_check(grading: _Grading, check: Check, step_scenario: str | None) -> 
     except ExplanationError as exc:
         message = f"the explanation could not be rendered: {exc}"
         return _check_result(check, "error", message, "")
-    if passed:
-        return _check_result(check, "pass", check.pass_message, explanation)
-    return _check_result(check, "fail", check.fail_message, explanation)
+    if not exercised:
+        assert check.needs is not None
+        message = f"Not exercised: {check.needs.missing}: nothing to judge."
+        return _check_result(check, "not_exercised", message, explanation)
+    template = check.pass_message if passed else check.fail_message
+    try:
+        message = render_explanation(template, names)
+    except ExplanationError as exc:
+        message = f"the {'pass' if passed else 'fail'} message could not be rendered: {exc}"
+        return _check_result(check, "error", message, "")
+    return _check_result(check, "pass" if passed else "fail", message, explanation)
 
 
-def _status(statuses: list[Status]) -> Status:
+def _status(statuses: list[CheckStatus] | list[Status]) -> Status:
+    """error if any could not run, else fail if any failed or was not exercised, else pass."""
     if "error" in statuses:
         return "error"
-    return "fail" if "fail" in statuses else "pass"
+    return "pass" if all(s == "pass" for s in statuses) else "fail"
 
 
 def _unavailable_step(loaded: LoadedStep) -> StepResult:
@@ -273,11 +294,14 @@ def _summary(status: Status, steps: list[StepResult], points: int, max_points: i
     score = f"{points}/{max_points} points"
     if status == "pass":
         return f"Passed all {len(checks)} checks: {score}."
-    wanted = "error" if status == "error" else "fail"
-    named = [f"{sid}/{c.id}" for sid, c in checks if c.status == wanted]
+    wanted = {"error"} if status == "error" else {"fail", "not_exercised"}
+    named = [f"{sid}/{c.id}" for sid, c in checks if c.status in wanted]
     named += [f"{s.id} ({s.message})" for s in steps if s.status == "error" and not s.checks]
     shown = ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
     verb = "could not run" if status == "error" else "failed"
+    idle = sum(c.status == "not_exercised" for _, c in checks)
+    if status != "error" and idle:
+        verb += f" ({idle} not exercised: nothing to judge)"
     return f"{len(named)} of {len(checks)} checks {verb}: {shown}. {score}."
 
 

@@ -30,7 +30,7 @@ def _properties(parent: ET.Element, values: dict[str, object]) -> None:
 
 def _counts(element: ET.Element, checks: list[CheckResult], *, skipped: bool = True) -> None:
     element.set("tests", str(len(checks)))
-    element.set("failures", str(sum(c.status == "fail" for c in checks)))
+    element.set("failures", str(sum(c.status in ("fail", "not_exercised") for c in checks)))
     element.set("errors", str(sum(c.status == "error" for c in checks)))
     if skipped:
         element.set("skipped", "0")
@@ -53,7 +53,8 @@ def _testcase(suite: ET.Element, step: StepResult, check: CheckResult) -> None:
         out = ET.SubElement(case, "system-out")
         out.text = f"{points}\n{check.message}\n{check.explanation}".strip()
         return
-    kind = "failure" if check.status == "fail" else "error"
+    # Not exercised is a failure, not a skip: the design scored 0 points for it.
+    kind = "error" if check.status == "error" else "failure"
     outcome = ET.SubElement(case, kind, message=check.message, type=check.status)
     outcome.text = body
     ET.SubElement(case, "system-out").text = points

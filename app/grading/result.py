@@ -19,6 +19,14 @@ SCHEMA_VERSION = 1
 """Bumped when a field changes meaning or goes away; adding a field keeps the version."""
 
 Status = Literal["pass", "fail", "error"]
+"""A step's or a grade's status."""
+
+CheckStatus = Literal["pass", "fail", "not_exercised", "error"]
+"""A check's status: ``not_exercised`` when the run never produced what the check judges (its
+``needs`` was false: no model call, no event processed): 0 points, and not a pass."""
+
+FAILED = frozenset({"fail", "not_exercised"})
+"""Check statuses that count as a failure of the design (0 points, not an error of the grade)."""
 
 
 class _Out(BaseModel):
@@ -30,7 +38,10 @@ class CheckResult(_Out):
 
     id: str
     title: str
-    status: Status
+    status: CheckStatus = Field(
+        description="pass, fail, not_exercised (the run never produced what the check judges, "
+        "so nothing was judged: 0 points) or error (the check could not run)."
+    )
     points: int = Field(description="Points earned: the check's points when it passes, else 0.")
     max_points: int
     message: str = Field(description="The check's pass or fail message, or why it could not run.")
@@ -76,8 +87,9 @@ class InputProblem(_Out):
 class GradeResult(_Out):
     """The whole grade of one design against the course (``schema_version`` 1).
 
-    ``status`` is pass when every check passes, fail when any check fails, and error when the
-    design could not be read (``errors`` says where) or a check or simulation could not run.
+    ``status`` is pass when every check passes, fail when any check fails or is not exercised,
+    and error when the design could not be read (``errors`` says where) or a check or simulation
+    could not run.
     ``score`` is points / max_points (0 when there are no points).
     """
 

@@ -40,8 +40,9 @@ def _titled(prefix: str, title: str, width: int, points: str) -> list[str]:
 
 
 def _check_lines(step: StepResult, check: CheckResult) -> list[str]:
+    status = "idle" if check.status == "not_exercised" else check.status
     points = f"{check.points:>3}/{check.max_points:<3}"
-    lines = _titled(f"    {check.status:<5}  ", check.title, 70, points)
+    lines = _titled(f"    {status:<5}  ", check.title, 70, points)
     if check.status == "pass":
         return lines
     lines += _wrapped("", check.message, 11)

@@ -15,6 +15,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
+from app.grading.result import FAILED
 from app.models import CheckOutcome, DesignRecord, Role, StepProgress, StepStatus, User
 from app.progress import max_points
 
@@ -196,8 +197,8 @@ def hardest_checks(session: Session, course: LoadedCourse) -> list[CheckDifficul
     for step_id, check_id, first, last in session.execute(query):
         tally = counts.setdefault((step_id, check_id), [0, 0, 0])
         tally[0] += 1
-        tally[1] += first == "fail"
-        tally[2] += last == "fail"
+        tally[1] += first in FAILED
+        tally[2] += last in FAILED
     found = []
     for step in course.steps:
         for check in step.step.checks if step.step is not None else []:

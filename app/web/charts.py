@@ -114,10 +114,10 @@ def _busiest(result: SimulationResult) -> str:
     if not groups:
         return f"capacity of the bottleneck group {eps(result.metrics.capacity_eps)}"
     name, g = max(groups.items(), key=lambda item: item[1].utilisation)
-    return (
-        f"the busiest group, {name}, can take {eps(g.capacity_eps)} "
-        f"({percent(g.utilisation)} of it used)"
-    )
+    if g.capacity_eps <= 0:
+        return f"the busiest group, {name}, has no capacity: it processes nothing"
+    used = percent(g.utilisation)
+    return f"the busiest group, {name}, can take {eps(g.capacity_eps)} ({used} of it used)"
 
 
 def throughput_chart(result: SimulationResult) -> Chart:

@@ -10,6 +10,7 @@ closed-form estimate, and the caption says which. Coordinates are SVG user units
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -145,11 +146,17 @@ def _hot_partitions(timeseries: Timeseries | None) -> set[int]:
 def _utilisations(
     metrics: Metrics | None, estimate: Estimate | None
 ) -> tuple[dict[str, float], Source]:
+    """Utilisation per group, from the simulation else the estimate; ``math.inf`` for a group
+    with no capacity (the simulation caps that at 1000: a percentage of nothing means nothing)."""
     if metrics is not None and metrics.by_group:
-        return {g: m.utilisation for g, m in metrics.by_group.items()}, "simulation"
-    if estimate is not None:
-        return {g: e.utilisation for g, e in estimate.by_group.items()}, "estimate"
-    return {}, "none"
+        found = {g: (m.utilisation, m.capacity_eps) for g, m in metrics.by_group.items()}
+        source: Source = "simulation"
+    elif estimate is not None:
+        found = {g: (e.utilisation, e.capacity_eps) for g, e in estimate.by_group.items()}
+        source = "estimate"
+    else:
+        return {}, "none"
+    return {g: (u if capacity > 0 else math.inf) for g, (u, capacity) in found.items()}, source
 
 
 def _event_log(design: Design, x: float, height: float, timeseries: Timeseries | None) -> Box:
@@ -200,6 +207,8 @@ def _group(
 def _busy(utilisation: float | None) -> str:
     if utilisation is None:
         return "utilisation not known yet"
+    if math.isinf(utilisation):
+        return "no capacity: nothing can process the load"
     return f"{percent(utilisation)} busy ({level(utilisation)})"
 
 
@@ -273,7 +282,9 @@ def _description(design: Design, utilisation: dict[str, float], source: Source) 
     ]
     if utilisation:
         which = "last simulation" if source == "simulation" else "estimate"
-        busy = ", ".join(f"{g} {percent(u)}" for g, u in utilisation.items())
+        busy = ", ".join(
+            f"{g} {'no capacity' if math.isinf(u) else percent(u)}" for g, u in utilisation.items()
+        )
         parts.append(f"Utilisation ({which}): {busy}.")
     return " ".join(parts)
 

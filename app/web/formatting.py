@@ -6,6 +6,8 @@ import math
 
 from jinja2 import Environment
 
+from simulator.engine.metrics import STILL_ON
+
 INFINITE = "∞"
 """How a non-finite figure reads (utilisation of a group with no capacity, say): never a crash."""
 
@@ -72,12 +74,35 @@ def never_drains(seconds: float | None, note: str | None) -> bool:
     return seconds is None and (note or "").startswith("never")
 
 
+def fault_still_on(note: str | None) -> str | None:
+    """What was still down when the window ended ("workers still down"), from the simulator's
+    drain note, or None when no fault outlasted the window."""
+    for still in STILL_ON.values():
+        if (note or "").startswith(still):
+            return still
+    if note and " still on at the end" in note:
+        return note.split(" at the end")[0]
+    return None
+
+
 def drain(seconds: float | None, note: str | None = None) -> str:
-    """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), or "still
-    draining at the end" (the scenario ended first; the note says how far it had to go)."""
+    """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), "workers still
+    down at the end" (a fault outlasted the window: nothing could drain yet), or "still draining
+    at the end" (the scenario ended first; the note says how far it had to go)."""
     if seconds is not None:
         return duration(seconds)
-    return "never" if never_drains(seconds, note) else "still draining at the end"
+    if never_drains(seconds, note):
+        return "never"
+    still = fault_still_on(note)
+    return f"{still} at the end" if still else "still draining at the end"
+
+
+def utilisation(value: float | None, capacity_eps: float | None) -> str:
+    """Utilisation as a percentage, or "no capacity" when the group can process nothing (zero
+    instances or slots: a percentage of nothing means nothing)."""
+    if capacity_eps is not None and capacity_eps <= 0:
+        return "no capacity"
+    return percent(value)
 
 
 def component_name(component: str) -> str:
@@ -114,4 +139,5 @@ def register(env: Environment) -> None:
         never_drains=never_drains,
         component_name=component_name,
         level=level,
+        utilisation=utilisation,
     )

@@ -21,6 +21,9 @@ class FaultFigures:
     tokens_repeated: int
     drain_seconds: float | None
     drain_note: str | None
+    backlog_at_restart: int | None = None
+    """Events behind when crashed workers came back (None: no crash, or they never came back)."""
+    backlog_peak: int = 0
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,8 @@ class StepResults:
     step: StepResult
     simulation: SimulationResult | None
     checks: tuple[CheckResult, ...]
-    """Failed and error checks first, then passed ones; declared order within each."""
+    """Failed, not exercised and error checks first, then passed ones; declared order within
+    each."""
     fault: FaultFigures | None
     charts: tuple[Chart, ...]
 
@@ -45,11 +49,14 @@ class StepResults:
         return self.step.status == "pass"
 
 
+_FAILED_FIRST = {"fail": 0, "not_exercised": 1, "error": 2}
+"""Order of the check statuses on the page (passed ones last)."""
+
+
 def failed_first(checks: list[CheckResult]) -> tuple[CheckResult, ...]:
-    """Checks that did not pass, then those that did, each group in declared order."""
-    return tuple(
-        sorted(checks, key=lambda c: 0 if c.status == "fail" else 1 if c.status == "error" else 2)
-    )
+    """Checks that failed, were not exercised or could not run, then those that passed, each
+    group in declared order."""
+    return tuple(sorted(checks, key=lambda c: _FAILED_FIRST.get(c.status, len(_FAILED_FIRST))))
 
 
 def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
@@ -59,7 +66,14 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
     kinds = tuple(dict.fromkeys(fault_name(w.kind) for w in simulation.fault_windows))
     m = simulation.metrics
     return FaultFigures(
-        kinds, m.lost, m.duplicate_effects, m.tokens_repeated, m.drain_seconds, m.drain_note
+        kinds,
+        m.lost,
+        m.duplicate_effects,
+        m.tokens_repeated,
+        m.drain_seconds,
+        m.drain_note,
+        m.backlog_at_restart,
+        m.backlog_peak,
     )
 
 

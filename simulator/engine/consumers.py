@@ -470,6 +470,14 @@ class ConsumerGroup(Retries):
         finishes = [np.frombuffer(q.first_finish, dtype=np.float64) for q in self.parts]
         return np.concatenate([empty, *starts]), np.concatenate([empty, *finishes])
 
+    def settled(self) -> np.ndarray:
+        """Per event, in topic order (as :meth:`first_times`), shape ``(n,)`` bool: True when its
+        partition has moved past it for good (completed at least once, or given up: lost,
+        dead-lettered, skipped), i.e. its offset is below the partition's ``hw``. An event not
+        settled and not finished is still waiting for its consumer."""
+        empty = np.empty(0, dtype=bool)
+        return np.concatenate([empty, *(np.arange(q.n) < q.hw for q in self.parts)])
+
     def release(self) -> None:
         """Drop the per-event state (partitions, arrival stream, heap) after the result is built,
         so it is freed at once even while SimPy processes or hooks still reference the group."""

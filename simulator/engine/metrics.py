@@ -13,13 +13,22 @@ Definitions (all counts in step events, times in seconds, rates in step events p
   capped at :data:`UTILISATION_CAP` when the capacity is zero.
 - **Normal lag** (baseline): the mean total lag over the quarter-to-end of the time before the first
   fault (at least :data:`MIN_BASELINE_SAMPLES` samples); otherwise, or without faults, the mean over
-  the window. **backlog_peak** = largest total lag - normal lag.
+  the window. **backlog_peak** = largest total lag - normal lag (after a worker crash: the
+  backlog at the restart, ``backlog_at_restart`` of :mod:`simulator.faults.crash`, plus what
+  arrives while the returning workers rejoin and start; see docs/simulator-model.md).
 - **drain_seconds**: from the end of the last fault window to the first time the total lag is back
   under ``normal + max(1, 3 x its standard deviation, 0.5 % of the backlog peak)`` (linear
   interpolation between samples). ``None`` when that never happens in the window; ``drain_note``
-  then says why (capacity <= arrivals: "never drains"; otherwise how far it still had to go).
+  then says why (capacity <= arrivals: "never drains"; a fault still on at the end: "workers
+  still down at the end of the window", nothing could drain yet; otherwise how far it still had
+  to go).
 - **Latency** of an event: first completion - arrival; **wait**: first start - arrival. Percentiles
-  use numpy's linear interpolation over every processed event.
+  use numpy's linear interpolation over every processed event *and every event still waiting at
+  the end* (arrived, neither finished nor given up), counted with its wait so far, end - arrival:
+  a lower bound of its latency (right-censored). Without them a backlog left at the end would
+  not show in the percentiles at all (the events that waited longest are the ones not finished).
+  ``latency_censored`` counts them; when it is above 0 the percentiles are lower bounds. Means
+  (``latency_mean_s``, ``wait_mean_s``) are over the finished events only.
 """
 
 from __future__ import annotations
@@ -51,6 +60,19 @@ def percentiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
     return [float(v) for v in np.percentile(values, list(qs))]
 
 
+def censored_latencies(
+    arrivals_s: np.ndarray, finishes_s: np.ndarray, settled: np.ndarray, end_s: float
+) -> np.ndarray:
+    """Wait so far, ``end_s - arrival``, of every event still waiting at ``end_s``: arrived by
+    then, not finished by then (its first finish NaN or later) and not given up (``settled``
+    with no finish: lost, dead-lettered or skipped). Inputs shape ``(n,)`` in one order; the
+    result shape ``(k,)``, seconds, each a lower bound of that event's latency."""
+    unfinished = ~(finishes_s <= end_s)
+    gone = settled & np.isnan(finishes_s)
+    waiting = (arrivals_s <= end_s) & unfinished & ~gone
+    return end_s - arrivals_s[waiting]
+
+
 @dataclass(frozen=True)
 class Drain:
     """Backlog and recovery figures read from the total-lag samples."""
@@ -65,17 +87,29 @@ def _fmt_rate(x: float) -> str:
     return f"{x:.1f}"
 
 
+STILL_ON = {
+    "worker_crash": "workers still down",
+    "provider_outage": "provider still down",
+    "state_failover": "state store still failing over",
+    "broker_loss": "broker still down",
+}
+"""How the note names a fault that outlasts the window, by its kind (else: "<kind> still on")."""
+
+
 def drain(
     t_s: np.ndarray,
     lag: np.ndarray,
     windows: Sequence[tuple[float, float]],
     capacity_eps: float,
     offered_eps: float,
+    kinds: Sequence[str] = (),
 ) -> Drain:
     """Backlog peak and drain time from total lag ``lag`` sampled at ``t_s`` (both shape ``(k,)``).
 
-    ``windows``: ``(start, end)`` of every fault in seconds; ``capacity_eps`` and ``offered_eps``
-    of the bottleneck group, for the note.
+    ``windows``: ``(start, end)`` of every fault in seconds, ``kinds`` their kinds (same order,
+    for the note); ``capacity_eps`` and ``offered_eps`` of the bottleneck group, for the note.
+    A fault still on at the last sample leaves ``drain_seconds`` None with a note that says so
+    (nothing could drain yet), not an estimate of the time left.
     """
     if lag.size == 0:
         return Drain(0.0, 0, 0.0, None)
@@ -115,6 +149,16 @@ def drain(
     if after.size == 0:
         if overloaded:
             return Drain(baseline, int(round(backlog)), None, never)
+        if end > float(t_s[-1]):
+            last = max(range(len(windows)), key=lambda i: windows[i][1])
+            kind = kinds[last] if last < len(kinds) else "the fault"
+            still = STILL_ON.get(kind, f"{kind.replace('_', ' ')} still on")
+            behind = max(0.0, float(lag[-1]) - baseline)
+            note = (
+                f"{still} at the end of the window (until {end:,.0f} s): "
+                f"{behind:,.0f} events above normal, none can drain yet"
+            )
+            return Drain(baseline, int(round(backlog)), None, note)
         left = float(lag[-1]) - baseline
         headroom = capacity_eps - offered_eps
         eta = left / headroom if headroom > 0 else math.inf

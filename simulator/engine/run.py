@@ -40,6 +40,7 @@ from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
     bin_counts,
+    censored_latencies,
     drain,
     percentiles,
     sig,
@@ -241,7 +242,10 @@ class Simulation:
 
     def _group_figures(
         self, name: str
-    ) -> tuple[GroupMetrics, np.ndarray, np.ndarray, float, float]:
+    ) -> tuple[GroupMetrics, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """The group's metrics; the latencies of its finished events, their waits and the
+        censored latencies of its events still waiting at the end (seconds, each shape ``(k,)``);
+        its capacity and offered load (events/s)."""
         g = self.groups[name]
         topic = self.topics[name]
         load = self.workload.groups[name]
@@ -250,6 +254,9 @@ class Simulation:
         arrivals = topic.arrival_s
         latency = finishes[done] - arrivals[done]
         wait = starts[done] - arrivals[done]
+        censored = censored_latencies(
+            arrivals, finishes, self.groups[name].settled(), self.duration
+        )
         steps = topic.step_s[done]
         mean_step = float(steps.mean()) if steps.size else load.mean_step_s
         capacity = self._capacity(name, mean_step)
@@ -258,7 +265,7 @@ class Simulation:
             utilisation = offered / capacity
         else:
             utilisation = 0.0 if offered == 0 else UTILISATION_CAP
-        p95 = percentiles(latency, [95])[0]
+        p95 = percentiles(np.concatenate([latency, censored]), [95])[0]
         metrics = GroupMetrics(
             arrivals=int(arrivals.size),
             processed=int(done.sum()),
@@ -270,9 +277,10 @@ class Simulation:
             mean_step_s=sig(mean_step),
             latency_mean_s=sig(float(latency.mean())) if latency.size else 0.0,
             latency_p95_s=sig(p95),
+            latency_censored=int(censored.size),
             wait_mean_s=sig(float(wait.mean())) if wait.size else 0.0,
         )
-        return metrics, latency, wait, capacity, offered
+        return metrics, latency, wait, censored, capacity, offered
 
     def first_times(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event of group ``name`` (cached)."""
@@ -290,14 +298,16 @@ class Simulation:
         groups = self.groups
         by_group: dict[str, GroupMetrics] = {}
         latencies: list[np.ndarray] = []
+        censored: list[np.ndarray] = []
         waits: list[np.ndarray] = []
         finishes_all: list[np.ndarray] = []
         bottleneck: tuple[float, float, float] | None = None  # (utilisation, capacity, offered)
         for name in GROUPS:
-            gm, latency, wait, capacity, offered = self._group_figures(name)
+            gm, latency, wait, waiting, capacity, offered = self._group_figures(name)
             if gm.arrivals or offered > 0 or name == "agent":
                 by_group[name] = gm
             latencies.append(latency)
+            censored.append(waiting)
             waits.append(wait)
             finishes_all.append(self.first_times(name)[1])
             if offered > 0:
@@ -308,14 +318,16 @@ class Simulation:
             agent = by_group["agent"]
             bottleneck = (0.0, agent.capacity_eps, 0.0)
         latency_all = np.concatenate(latencies)
+        censored_all = np.concatenate(censored)
         wait_all = np.concatenate(waits)
-        p50, p95, p99 = percentiles(latency_all, [50, 95, 99])
+        p50, p95, p99 = percentiles(np.concatenate([latency_all, censored_all]), [50, 95, 99])
 
         lag_total = np.sum([self.chart_lag[n] for n in GROUPS], axis=0)
         backlog = np.sum([self.fine_backlog[n] for n in GROUPS], axis=0)
         busy = np.sum([self.chart_busy[n] for n in GROUPS], axis=0)
         windows = [(w.start_s, w.end_s) for w in self.fault_windows]
-        d = drain(self.fine_t, backlog, windows, bottleneck[1], bottleneck[2])
+        kinds = [w.kind for w in self.fault_windows]
+        d = drain(self.fine_t, backlog, windows, bottleneck[1], bottleneck[2], kinds)
 
         arrivals = sum(int(self.topics[n].arrival_s.size) for n in GROUPS)
         processed = sum(gm.processed for gm in by_group.values())
@@ -335,6 +347,7 @@ class Simulation:
             latency_p50_s=sig(p50),
             latency_p95_s=sig(p95),
             latency_p99_s=sig(p99),
+            latency_censored=int(censored_all.size),
             in_flight_mean=sig(float(busy.mean())),
             latency_mean_s=sig(float(latency_all.mean())) if latency_all.size else 0.0,
             wait_mean_s=sig(float(wait_all.mean())) if wait_all.size else 0.0,

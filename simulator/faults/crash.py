@@ -5,6 +5,15 @@ The crashed members abandon their steps in progress and commit nothing more
 after ``session_timeout_ms`` (no heartbeat) and rebalances the survivors; when the members come
 back they join and the group rebalances again. Just before the crash every fault layer hears of
 it (``on_crash``: the checkpoint rework of :mod:`simulator.faults.checkpoint`).
+
+``backlog_at_restart``: how many more of the group's events wait unstarted when the members come
+back than just after they crashed, the largest over the scenario's crashes (None when no crashed
+member came back inside the window). Every event that arrived while the crashed members were down
+and that no survivor started: for a steady load of ``rate`` events/s that all go to the crashed
+members, exactly ``rate x outage`` (seed 000's lag arithmetic). For a steady load
+``backlog_peak`` is larger: the backlog keeps growing until the restarted members have rejoined
+(a rebalance) and started again (with a random load the two also differ by sampling and by the
+normal level ``backlog_peak`` subtracts).
 """
 
 from __future__ import annotations
@@ -14,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simulator.engine.hooks import FaultLayer, Layers
-from simulator.result import FaultWindow
+from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import WorkerCrash
 
 if TYPE_CHECKING:
@@ -31,6 +40,8 @@ class WorkerCrashes(FaultLayer):
 
     def __init__(self) -> None:
         self.layers: Layers | None = None
+        self.backlog_at_restart: list[int] = []
+        """Per crash whose members came back in the window: the backlog's growth, events."""
 
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Keep the simulation's layers, to tell them of each crash."""
@@ -53,10 +64,27 @@ class WorkerCrashes(FaultLayer):
         group.advance(start)
         self.layers.on_crash(group, start, which)
         group.crash(start, which, mid_batch=fault.mid_batch)
+        waiting_at_crash = _unstarted(sim, fault.group, start)
         env.process(_detect(sim, group, start + group.session_timeout_s, end))
         yield env.timeout(fault.duration_seconds)
         group.advance(end)
+        growth = _unstarted(sim, fault.group, end) - waiting_at_crash
+        self.backlog_at_restart.append(max(0, growth))
         group.restart(end, which)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """``backlog_at_restart``: the largest growth of a crashed group's backlog from its
+        crash to its restart (left None when no crashed member came back in the window)."""
+        if not self.backlog_at_restart:
+            return result
+        return amend(result, backlog_at_restart=max(self.backlog_at_restart))
+
+
+def _unstarted(sim: Simulation, group_name: str, t: float) -> int:
+    """Events of ``group_name`` that arrived by ``t`` and had neither started nor been given up
+    (the group must have been advanced to ``t``): its backlog at ``t``."""
+    group = sim.groups[group_name]
+    return sim.topics[group_name].log_end(t) - group.started_first - group.never_started_gone
 
 
 def _detect(

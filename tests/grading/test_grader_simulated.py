@@ -3,6 +3,7 @@ priced with the course's catalog; its metrics, cost and estimate reach the check
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,76 @@ def test_run_scenario_prices_the_simulation(material, design):
     assert result.cost is not None
     assert result.cost.budget_usd == 85_000
     assert result.metrics == simulate(design, scenario, 3).metrics
+
+
+def _zero_agents(design: Design) -> Design:
+    agent = design.consumers.agent.model_copy(update={"instances": 0})
+    consumers = design.consumers.model_copy(update={"agent": agent})
+    return design.model_copy(update={"consumers": consumers})
+
+
+@pytest.fixture(scope="module")
+def refusal_course(tmp_path_factory) -> Path:
+    """The fixture course with a check over the model calls: none refused, if any was made."""
+    course = tmp_path_factory.mktemp("needs") / "course"
+    shutil.copytree(FIXTURE, course)
+    step = course / "01-load" / "step.yaml"
+    step.write_text(
+        step.read_text()
+        + """  - id: no-refusals
+    title: The provider refuses no call
+    points: 2
+    needs:
+      expr: metrics.model_calls > 0
+      missing: no model call was made
+    expr: metrics.http_429s == 0
+    pass: The provider answered every call.
+    fail: The provider answered calls with 429.
+    explain: >-
+      {{ fmt(metrics.model_calls) }} model calls, {{ fmt(metrics.http_429s) }} answered 429.
+"""
+    )
+    return course
+
+
+def test_a_check_over_no_model_call_is_not_exercised_and_scores_nothing(refusal_course, design):
+    """Zero agent instances make no model call: "0 of 0 refused" is not exercised (0 points,
+    the grade fails), where the reference's calls are judged and pass."""
+    material = load_material(refusal_course)
+    reference = grade(design, material).steps[0].checks[-1]
+    assert (reference.status, reference.points) == ("pass", 2)
+    result = grade(_zero_agents(design), material)
+    check = result.steps[0].checks[-1]
+    assert (check.id, check.status, check.points, check.max_points) == (
+        "no-refusals",
+        "not_exercised",
+        0,
+        2,
+    )
+    assert check.message == "Not exercised: no model call was made: nothing to judge."
+    assert check.explanation == "0 model calls, 0 answered 429."
+    assert result.status == "fail"
+    assert ("load", "no-refusals") in result.failed_checks
+    assert "(1 not exercised: nothing to judge)" in result.message
+
+
+def test_a_fail_message_is_computed_from_the_run(refusal_course, design, tmp_path):
+    """A check's pass and fail messages are templates over the run's figures, so a failure
+    says the number that failed it rather than a fixed sentence."""
+    course = tmp_path / "course"
+    shutil.copytree(refusal_course, course)
+    step = course / "01-load" / "step.yaml"
+    step.write_text(
+        step.read_text()
+        .replace("expr: metrics.http_429s == 0", "expr: metrics.model_calls < 0")
+        .replace(
+            "fail: The provider answered calls with 429.",
+            "fail: '{{ fmt(metrics.model_calls) }} calls made, not fewer than none.'",
+        )
+    )
+    result = grade(design, load_material(course))
+    check = result.steps[0].checks[-1]
+    assert check.status == "fail"
+    calls = result.steps[0].metrics.model_calls
+    assert calls > 0
+    assert check.message == f"{calls:,} calls made, not fewer than none."

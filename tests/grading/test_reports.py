@@ -145,7 +145,7 @@ def test_junit_marks_a_check_that_could_not_run_as_an_error(tmp_path):
     shutil.copytree(FIXTURE, course)
     step = course / "02-log" / "step.yaml"
     step.write_text(
-        step.read_text().replace("design.event_log.partitions >= 40", "metrics.lost == 0")
+        step.read_text().replace("design.event_log.partitions >= 40", "metrics.rebalances == 0")
     )
     result = grade(load_design(FIXTURE / "designs" / "reference.yaml"), load_material(course))
     root = ET.fromstring(render(result, ReportFormat.junit))

@@ -235,3 +235,34 @@ def test_commit_before_loses_two() -> None:
     assert m.redelivered == 0
     assert m.duplicate_effects == 0
     assert m.processed == 103
+
+
+def _steady(rate_eps: float, outage_s: float, duration_s: float) -> Scenario:
+    scenario = worked_scenario(outage_s=outage_s, duration_s=duration_s)
+    load = scenario.load.model_copy(update={"step_events_per_second": rate_eps})
+    return scenario.model_copy(update={"load": load})
+
+
+def test_backlog_at_restart_is_rate_times_outage() -> None:
+    """Seed 000's lag arithmetic: 12 events/s and every worker down for 5 s leave 12 x 5 = 60
+    events behind when the workers come back. The peak is larger: the backlog keeps growing
+    while the restarted workers rejoin and start again."""
+    m = simulate(worked_design(), _steady(12, 5, 600), 7).metrics
+    assert m.backlog_at_restart == 60
+    assert m.backlog_peak > m.backlog_at_restart
+
+
+def test_backlog_at_restart_of_the_worked_example() -> None:
+    """20 x 180 = 3,600 events behind at the restart, exactly."""
+    assert simulate(worked_design(), worked_scenario(), 7).metrics.backlog_at_restart == 3600
+
+
+def test_workers_still_down_at_the_end_read_so() -> None:
+    """An outage that outlasts the window: no restart (backlog_at_restart None), no drain time,
+    and the note says the workers are still down rather than guessing the time left."""
+    m = simulate(worked_design(), worked_scenario(outage_s=2000), 7).metrics
+    assert m.backlog_at_restart is None
+    assert m.drain_seconds is None
+    assert m.drain_note is not None
+    assert m.drain_note.startswith("workers still down at the end of the window (until 2,300 s)")
+    assert "more" not in m.drain_note

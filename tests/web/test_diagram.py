@@ -124,3 +124,16 @@ def test_the_step_page_draws_the_diagram_as_labelled_svg(course_client):
     )
     labels = [t.get_text() for t in svg.select("text.meter-label")]
     assert all("%" in label for label in labels if "busy" in label)
+
+
+def test_a_group_with_no_capacity_reads_no_capacity_not_a_percentage():
+    """Zero agent instances: the simulation caps the utilisation at 1000 (100,000 %); the
+    diagram says the group has no capacity instead."""
+    measured = metrics(agent=1000.0, tool=0.5, state=0.02)
+    measured.by_group["agent"] = measured.by_group["agent"].model_copy(update={"capacity_eps": 0.0})
+    diagram = architecture(reference_like(), metrics=measured)
+    agent = {b.id: b for b in diagram.boxes}["group-agent"].meter
+    assert agent is not None
+    assert agent.label == "no capacity: nothing can process the load"
+    assert "Utilisation (last simulation): agent no capacity, tool 50 %" in diagram.description
+    assert "100,000" not in diagram.description

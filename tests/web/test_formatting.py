@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from app.web.formatting import count, drain, duration, eps, level, percent, usd, usd_short
+from app.web.formatting import (
+    count,
+    drain,
+    duration,
+    eps,
+    level,
+    percent,
+    usd,
+    usd_short,
+    utilisation,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,3 +51,13 @@ def test_a_backlog_that_never_drains_differs_from_one_still_draining_when_the_ru
     assert drain(None, "never drains: capacity 4.0/s < arrivals 25.0/s") == "never"
     still = "still draining at the end of the window: 77 events above normal"
     assert drain(None, still) == "still draining at the end"
+
+
+def test_workers_still_down_at_the_end_read_so_not_still_draining():
+    note = "workers still down at the end of the window (until 2,300 s): 29,999 events above normal"
+    assert drain(None, note) == "workers still down at the end"
+
+
+def test_a_group_with_no_capacity_reads_no_capacity_not_a_percentage():
+    assert utilisation(1000.0, 0.0) == "no capacity"
+    assert utilisation(0.432, 23.1) == "43 %"

@@ -162,6 +162,9 @@ def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_
     assert figures[2].select_one("dd").get_text() == f"{metrics['tokens_repeated']:,}"
     expected_drain = drain(metrics["drain_seconds"], metrics["drain_note"])
     assert figures[3].select_one("dd").get_text() == expected_drain
+    behind = page.select_one("#backlog-at-restart").get_text()
+    assert behind.startswith(f"{metrics['backlog_at_restart']:,} events were behind when")
+    assert f"peaked at {metrics['backlog_peak']:,}" in behind
     lag = json.loads(page.select_one("script#chart-lag-data").get_text())
     assert lag["windows"] == [{"label": "worker crash", "start": 30.0, "end": 60.0}]
     assert (lag["x"]["label"], lag["y"]["label"]) == ("time (s)", "lag (step events)")

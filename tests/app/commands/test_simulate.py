@@ -136,3 +136,46 @@ def test_case_15_a_simulation_over_timeout_seconds_is_stopped_with_exit_2(tmp_pa
     assert outcome.exit_code == 2, outcome.output
     assert "took longer than the 0.5 s" in outcome.stderr
     assert "--timeout-seconds" in outcome.stderr
+
+
+STILL_DOWN = """\
+version: 1
+name: still-down
+duration_seconds: 120
+seed: 3
+load: {runs_per_second: 0.2}
+faults:
+  - {kind: worker_crash, at_seconds: 30, duration_seconds: 500}
+"""
+
+
+def test_the_summary_is_honest_at_the_edges(tmp_path: Path):
+    """Zero agent instances: the agent group has no capacity and processed no event (not
+    "100000.0%" and "p95 0.00 s"); workers down past the end read so; the latency percentiles
+    say how many events still waited (lower bounds)."""
+    design = write(
+        tmp_path / "design.yaml",
+        DESIGN + "consumers: {agent: {instances: 0}}\n",
+    )
+    scenario = write(tmp_path / "still-down.yaml", STILL_DOWN)
+    args = ["simulate", str(design), "--scenario", str(scenario)]
+    outcome = runner.invoke(main, [*args, "--steps-dir", str(tmp_path / "no-course")])
+    assert outcome.exit_code == 0, outcome.output
+    text = outcome.stdout
+    assert "100000" not in text
+    assert "capacity 0/s: no capacity" in text
+    agent = next(line for line in text.splitlines() if line.startswith("  agent:"))
+    assert agent.endswith("no event processed")
+    assert "events still waiting at the end, counted with their wait so far: lower bounds" in text
+
+
+def test_workers_still_down_at_the_end_read_so(tmp_path: Path):
+    design = write(tmp_path / "design.yaml", DESIGN)
+    scenario = write(tmp_path / "still-down.yaml", STILL_DOWN)
+    args = ["simulate", str(design), "--scenario", str(scenario)]
+    outcome = runner.invoke(main, [*args, "--steps-dir", str(tmp_path / "no-course")])
+    assert outcome.exit_code == 0, outcome.output
+    lag = next(line for line in outcome.stdout.splitlines() if line.startswith("lag peak"))
+    assert "drain never (workers still down at the end of the window (until 530 s)" in lag
+    assert "more" not in lag
+    assert "backlog at restart" not in lag

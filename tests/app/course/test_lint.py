@@ -59,9 +59,9 @@ def test_duplicate_check_ids_and_bad_expressions_are_all_listed(course_dir):
     found = errors_of(course_dir, DECIDING_STEP + broken)
     assert [(line, field) for line, field, _ in found] == [
         (25, "checks.0.id"),
-        (33, "checks.1.id"),
-        (36, "checks.1.expr"),
-        (39, "checks.1.explain"),
+        (36, "checks.1.id"),
+        (39, "checks.1.expr"),
+        (42, "checks.1.explain"),
     ]
 
 

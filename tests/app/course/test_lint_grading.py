@@ -73,3 +73,40 @@ def test_an_invalid_pricing_catalog_is_an_error(course):
     [problem] = load_course(course).errors
     assert (problem.file, problem.field) == (str(pricing), "tool_runners.runner_usd_per_hour")
     assert problem.line == _line_of(pricing, "runner_usd_per_hour")
+
+
+_OVER_CALLS = """  - id: no-refusals
+    title: The provider refuses no call
+    points: 1
+    expr: metrics.http_429s == 0 and metrics.by_group["agent"].latency_p95_s < 9
+    pass: The provider answered every call.
+    fail: The provider answered calls with 429.
+    explain: "{{ metrics.http_429s }} answered 429."
+"""
+
+
+def test_a_check_over_a_set_that_can_be_empty_must_say_what_it_needs(course):
+    """A check reading http_429s and an agent latency without ``needs`` is an error naming the
+    counts it must read: an empty set would otherwise pass."""
+    step = course / "02-log" / "step.yaml"
+    step.write_text(step.read_text() + _OVER_CALLS)
+    [problem] = load_course(course).errors
+    assert problem.field == "checks.2.expr"
+    assert problem.line == _line_of(step, "metrics.http_429s == 0")
+    assert problem.message == (
+        "the check judges a set that can be empty: add needs with an expr on metrics.model_calls, "
+        'metrics.by_group["agent"].processed (e.g. > 0) and what is missing when it is not'
+    )
+
+
+def test_needs_must_read_the_count_of_the_set_judged(course):
+    """``needs`` over another count than the one the check judges is an error at needs.expr."""
+    step = course / "02-log" / "step.yaml"
+    needs = "    needs:\n      expr: metrics.processed > 0\n      missing: nothing ran\n"
+    check = _OVER_CALLS.replace("    expr:", needs + "    expr:", 1)
+    step.write_text(step.read_text() + check)
+    [problem] = load_course(course).errors
+    assert problem.field == "checks.2.needs.expr"
+    assert problem.message == (
+        'needs does not read metrics.model_calls, metrics.by_group["agent"].processed'
+    )
