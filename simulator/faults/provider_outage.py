@@ -69,7 +69,10 @@ class ModelRouter:
     ``admit(t, step_s)`` returns the call's finish time or a rejection code, like
     :class:`simulator.engine.provider.Provider`. Counters: ``fallback_calls`` (admitted by the
     fallback), ``breaker_opened`` (times the breaker opened), ``fast_failures`` (calls failed at
-    once by an open breaker without a fallback).
+    once by an open breaker without a fallback), ``primary_failures`` (calls sent to the failed
+    primary, each waiting ``failure_s`` for its error: without a breaker every call of the
+    outage; with one, ``failure_threshold`` calls before it opens and one trial call per
+    ``open_seconds``).
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class ModelRouter:
         self.fallback_calls = 0
         self.breaker_opened = 0
         self.fast_failures = 0
+        self.primary_failures = 0
         self.last_delay = 0.0
         self.on_fallback = False
         self.period_starts: list[float] = []
@@ -146,6 +150,7 @@ class ModelRouter:
                 return self._to_fallback(t, step_s, 0.0)
             finish = self.primary.admit(t, step_s)  # half open: one trial call
             if finish == REJECT_DOWN:
+                self.primary_failures += 1
                 self._open(t)
                 return self._to_fallback(t, step_s, self.failure_s)
             self.is_open = False
@@ -155,6 +160,7 @@ class ModelRouter:
             return finish
         finish = self.primary.admit(t, step_s)
         if finish == REJECT_DOWN:
+            self.primary_failures += 1
             self.failures += 1
             if self.breaker and self.failures >= self.threshold:
                 self._open(t)
@@ -267,12 +273,14 @@ class ModelRouting(FaultLayer):
         return self.repeat(group, part, pos, t, completed)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """``fallback_calls``, ``wrong_model_version_served`` and the breaker's note."""
+        """``fallback_calls``, ``primary_failures``, ``wrong_model_version_served`` and the
+        breaker's note."""
         figures: dict[str, float] = {}
         notes: list[str] = []
         router = self.router
         if router is not None:
             figures["fallback_calls"] = router.fallback_calls
+            figures["primary_failures"] = router.primary_failures
             if router.breaker_opened:
                 notes.append(
                     f"circuit breaker opened {router.breaker_opened} times; "

@@ -195,3 +195,52 @@ def test_course_provider_outage() -> None:
     assert bare.drain_seconds is None
     assert bare.backlog_peak > 0.8 * calls
     assert (bare.lost, bare.dead_lettered) == (0, 0)
+
+
+BREAKER_FALLBACK = {"enabled": True, **UNLIMITED_MODEL, "max_concurrency": 48}
+
+
+def breaker(threshold: int, open_s: float) -> SimulationResult:
+    """The 600 s outage at 20 calls/s with a fallback behind a breaker of the given settings."""
+    model = {
+        "fallback": BREAKER_FALLBACK,
+        "circuit_breaker": {
+            "enabled": True,
+            "failure_threshold": threshold,
+            "open_seconds": open_s,
+        },
+    }
+    return outage(model, duration=600)
+
+
+def test_the_breaker_threshold_is_the_calls_that_wait_for_the_dead_primary() -> None:
+    """Before the breaker opens, ``failure_threshold`` calls each wait for the primary's error;
+    afterwards one trial call per ``open_seconds`` (600 s / 30 s = 20) fails. A threshold of 100
+    sends 95 more calls to the dead provider than a threshold of 5."""
+    low = breaker(5, 30).metrics
+    high = breaker(100, 30).metrics
+    assert low.primary_failures == pytest.approx(5 + 600 / 30, abs=2)
+    assert high.primary_failures - low.primary_failures == 95
+
+
+def test_a_long_open_time_keeps_paying_the_fallback_after_the_primary_recovered() -> None:
+    """Opened at 300 s for 900 s, the breaker sends calls to the fallback until 1200 s, 300 s
+    after the primary is back at 900 s: 20 calls/s x 300 s = 6,000 more fallback calls than a
+    30 s open time, which returns to the primary within 30 s of its recovery."""
+    short = breaker(5, 30).metrics
+    long = breaker(5, 900).metrics
+    assert short.fallback_calls == pytest.approx(20 * 600, rel=0.06)
+    assert long.fallback_calls - short.fallback_calls == pytest.approx(20 * 300, rel=0.1)
+    assert long.primary_failures == 5
+
+
+def test_without_a_breaker_every_outage_call_waits_for_the_primary_error() -> None:
+    """No breaker: every call of the outage first waits 1 s for the primary's error, then takes
+    its 2 s at the fallback, so 48 partitions carry 48 / 3 s = 16 calls/s of the 20 arriving
+    (9,600 in 600 s) and a backlog of about 4/s x 600 s builds; a breaker carries all 20/s."""
+    model = {"fallback": BREAKER_FALLBACK, "circuit_breaker": {"enabled": False}}
+    m = outage(model, duration=600).metrics
+    assert m.primary_failures == m.fallback_calls
+    assert m.fallback_calls == pytest.approx(16 * 600, rel=0.03)
+    assert m.backlog_peak == pytest.approx(4 * 600, rel=0.1)
+    assert breaker(5, 30).metrics.backlog_peak < 100
