@@ -63,8 +63,6 @@ NOT_YET_SIMULATED = {
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
     "model.retry.jitter",
-    "model.cache.enabled",
-    "model.cache.ttl_hours",
     "checkpoint.reuse_recorded_results",
     "checkpoint.granularity",
     "consumers.agent.session_timeout_ms",
