@@ -271,3 +271,22 @@ def test_the_cache_answers_the_calls_a_crash_abandoned_within_its_ttl() -> None:
     assert (cached.model_calls_repeated, cached.cache_hits) == (0, off.model_calls_repeated)
     assert (expired.model_calls_repeated, expired.cache_hits) == (off.model_calls_repeated, 0)
     assert expired.tokens_repeated == off.tokens_repeated > 0
+
+
+def test_refused_calls_are_neither_paid_nor_counted_as_repeats() -> None:
+    """A provider allowing 30 calls at once against 40 wanted (20/s x 2 s) answers the excess
+    with 429s; those calls are retried, and only the admitted ones count as model calls and
+    tokens: nothing is repeated. (A poll interval longer than the window keeps members from
+    being kicked, which would redeliver, and so repeat, their batches.)"""
+    agent = {**WORKED["consumers"]["agent"], "max_poll_interval_ms": 3_600_000}
+    d = design(
+        event_log=WORKED["event_log"],
+        consumers={"agent": agent},
+        model={"primary": {**UNLIMITED_MODEL, "max_concurrency": 30}},
+    )
+    m = simulate(d, single_stage(20, 600, 2.0), 1).metrics
+    assert m.http_429s > 1000
+    assert (m.model_calls_repeated, m.tokens_repeated, m.redelivered) == (0, 0, 0)
+    finished = m.by_group["agent"].processed
+    assert finished <= m.model_calls <= finished + 30  # plus the calls still in flight
+    assert m.tokens == m.model_calls * 1800
