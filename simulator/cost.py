@@ -17,8 +17,13 @@ Rules (each documented where it is computed):
   simulation's metrics are given, ``metrics.tokens_repeated`` is scaled to a month as well: per
   model call for a scenario without incident faults, per incident times incidents a month for a
   scenario with one (that simulated figure then replaces the closed form of the same incident).
-- The fallback provider: during the month's outage minutes, calls go to the fallback at its price
-  when the design has a fallback and a circuit breaker; the line is the price difference.
+- The fallback provider: every call the fallback answers is billed at the fallback's price (with
+  or without a circuit breaker: without one, each call reaches the fallback after the primary's
+  error); the line is the price difference over the primary's. When a provider outage was
+  simulated, the simulated ``metrics.fallback_calls`` per outage x outages a month (so a breaker
+  that stays open after the primary recovered pays the fallback longer); otherwise the month's
+  outage minutes x the average model calls per minute. Refused (HTTP 429) and failed calls are
+  not billed: providers charge for the tokens of calls they answer.
 """
 
 from __future__ import annotations
@@ -255,13 +260,17 @@ def _call_usd(shape: RunShape, price: ProviderPrice) -> float:
     ) / TOKENS_PER_MILLION
 
 
-def token_lines(design: Design, scenario: Scenario, pricing: Pricing) -> list[CostLine]:
+def token_lines(
+    design: Design, scenario: Scenario, pricing: Pricing, metrics: Metrics | None = None
+) -> list[CostLine]:
     """First-time model tokens for a month of runs, and the fallback's extra during outages.
 
     Tokens: runs a month x model calls per run x (input tokens x input price + output tokens x
-    output price) / 1M, at the price of the design's primary provider. Fallback: with a fallback
-    enabled behind a circuit breaker, ``repeats.provider_outage_minutes_per_month`` of the month's
-    average model calls per minute are served by the fallback; the line is the price difference.
+    output price) / 1M, at the price of the design's primary provider. Fallback (with a fallback
+    enabled, breaker or not): the calls it answers pay the price difference. With ``metrics`` of a
+    scenario that has a provider outage, those calls are the simulated ``fallback_calls`` x
+    outages a month; otherwise ``repeats.provider_outage_minutes_per_month`` of the month's
+    average model calls per minute. Refused (429) calls appear nowhere: they are not billed.
     """
     load = scenario.load
     month = monthly_load(load)
@@ -280,11 +289,30 @@ def token_lines(design: Design, scenario: Scenario, pricing: Pricing) -> list[Co
         )
     ]
     model = design.model
-    if model.fallback.enabled and model.circuit_breaker.enabled:
+    if model.fallback.enabled:
         fallback = pricing.model.price_for(model.fallback.name, "fallback")
+        extra_per_call = _call_usd(shape, fallback) - _call_usd(shape, primary)
+        incident = incidents_per_month(scenario)
+        if metrics is not None and incident is not None and incident[0] == _OUTAGE_COMPONENT:
+            _, per_month, rate = incident
+            fallback_calls = metrics.fallback_calls * per_month
+            lines.append(
+                _line(
+                    "fallback_provider",
+                    fallback_calls * extra_per_call,
+                    f"simulated in {scenario.name}: {metrics.fallback_calls:,} fallback calls per "
+                    f"outage x {_num(per_month)} outages/month ({rate}) x "
+                    f"({shape.tokens_in_per_call:,} in x "
+                    f"(${fallback.input_usd_per_million_tokens:g} - "
+                    f"${primary.input_usd_per_million_tokens:g}) + "
+                    f"{shape.tokens_out_per_call:,} out x "
+                    f"(${fallback.output_usd_per_million_tokens:g} - "
+                    f"${primary.output_usd_per_million_tokens:g})) / 1M",
+                )
+            )
+            return lines
         minutes = load.repeats.provider_outage_minutes_per_month
         calls_per_minute = calls / (month.hours_per_month * 60)
-        extra_per_call = _call_usd(shape, fallback) - _call_usd(shape, primary)
         lines.append(
             _line(
                 "fallback_provider",
@@ -429,6 +457,9 @@ def repeat_lines(
     return lines
 
 
+_OUTAGE_COMPONENT = "repeats_provider_outages"
+"""The provider outage's repeats component: the incident whose fallback calls are billed."""
+
 _INCIDENT_COMPONENT = {
     "worker_crash": "repeats_worker_crashes",
     "rebalance": "repeats_rebalances",
@@ -513,7 +544,7 @@ def monthly_cost(
     """
     lines = (
         infrastructure_lines(design, scenario, pricing)
-        + token_lines(design, scenario, pricing)
+        + token_lines(design, scenario, pricing, metrics)
         + repeat_lines(design, scenario, pricing, metrics)
     )
     by_component: dict[str, float] = {}

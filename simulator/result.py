@@ -107,6 +107,12 @@ class Metrics(_Out):
     http_429s: int = 0
     wrong_model_version_served: int = 0
     fallback_calls: int = 0
+    primary_failures: int = Field(
+        0,
+        description="Model calls sent to a failed primary provider, each waiting for its error "
+        "(with a breaker: those before it opens and its trial calls; with neither breaker nor "
+        "fallback, counted as unavailable errors instead).",
+    )
     state_writes_lost: int = 0
     state_writes_rebuilt: int = 0
     saga_compensations: int = 0

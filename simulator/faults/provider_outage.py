@@ -18,10 +18,15 @@ provider.
 Without a breaker, each call first waits for the primary's error and then goes to the fallback.
 Every call the fallback admits counts in ``fallback_calls``.
 
-**Response cache** (``model.cache``, :class:`RepeatPolicy`): the worker stores each answer it
-receives. A completed step that runs again (redelivered and not skipped by dedupe) finds its
-answer within ``ttl_hours`` and pays nothing; a call a crash abandoned was never stored and is
-paid again (the engine's rule). Keyed by prompt hash + model version, the cache only answers a
+**Response cache** (``model.cache``, :class:`RepeatPolicy`): the cache sits at the model gateway,
+shared by the workers, and stores every answer the provider returns. A completed step that runs
+again (redelivered and not skipped by dedupe) finds its answer within ``ttl_hours`` and pays
+nothing. A call whose worker crashed keeps running at the provider (which does not know the caller
+died), and the gateway stores its answer when it comes back (at the call's start + its step
+time): the redelivered step finds it when it is tried after that and within ``ttl_hours`` of it;
+otherwise (no cache, the answer not back yet, or expired) the call is paid again (the engine's
+rule). A TTL shorter than the time from the call to its redelivery is no use after a crash.
+Keyed by prompt hash + model version, the cache only answers a
 caller of the model version that wrote the answer (otherwise it misses and the model is called
 again); keyed by prompt hash alone it also answers across versions, counted in
 ``wrong_model_version_served``. Which version wrote an answer
@@ -69,7 +74,10 @@ class ModelRouter:
     ``admit(t, step_s)`` returns the call's finish time or a rejection code, like
     :class:`simulator.engine.provider.Provider`. Counters: ``fallback_calls`` (admitted by the
     fallback), ``breaker_opened`` (times the breaker opened), ``fast_failures`` (calls failed at
-    once by an open breaker without a fallback).
+    once by an open breaker without a fallback), ``primary_failures`` (calls sent to the failed
+    primary, each waiting ``failure_s`` for its error: without a breaker every call of the
+    outage; with one, ``failure_threshold`` calls before it opens and one trial call per
+    ``open_seconds``).
     """
 
     def __init__(
@@ -93,6 +101,7 @@ class ModelRouter:
         self.fallback_calls = 0
         self.breaker_opened = 0
         self.fast_failures = 0
+        self.primary_failures = 0
         self.last_delay = 0.0
         self.on_fallback = False
         self.period_starts: list[float] = []
@@ -146,6 +155,7 @@ class ModelRouter:
                 return self._to_fallback(t, step_s, 0.0)
             finish = self.primary.admit(t, step_s)  # half open: one trial call
             if finish == REJECT_DOWN:
+                self.primary_failures += 1
                 self._open(t)
                 return self._to_fallback(t, step_s, self.failure_s)
             self.is_open = False
@@ -155,6 +165,7 @@ class ModelRouter:
             return finish
         finish = self.primary.admit(t, step_s)
         if finish == REJECT_DOWN:
+            self.primary_failures += 1
             self.failures += 1
             if self.breaker and self.failures >= self.threshold:
                 self._open(t)
@@ -192,25 +203,43 @@ class RepeatPolicy:
         self, group: ConsumerGroup, part: Partition, pos: int, t: float, completed: bool
     ) -> int:
         """0: the model is called again (counted as repeated); 2: answered without a call; -1:
-        an abandoned call, the engine's rule (paid again)."""
+        an abandoned call the cache cannot answer, the engine's rule (paid again)."""
+        start = part.first_start[pos]
         if not completed:
-            return -1
+            # The crashed worker's call kept running at the provider; the gateway cached its
+            # answer when it came back (if it has, by now) for the repeat to find.
+            if self.ttl_s < 0.0 or math.isnan(start):
+                return -1
+            answered = start + part.step[pos]
+            if answered > t:
+                return -1
+            return self._cached(group, start, answered, t, abandoned=True)
         if self.read_back_recorded:
             self.read_back += 1
             return 2
-        start = part.first_start[pos]
         if self.ttl_s >= 0.0 and not math.isnan(start):
-            answered = part.first_finish[pos]
-            if t - answered <= self.ttl_s:
-                router = self.router
-                then = router.version_at(start) if router is not None else PRIMARY
-                now = router.version_at(t) if router is not None else PRIMARY
-                if then == now or not self.versioned:
-                    group.cache_hits += 1
-                    if then != now:
-                        self.wrong_model_version_served += 1
-                    return 2
-                self.version_misses += 1
+            return self._cached(group, start, part.first_finish[pos], t, abandoned=False)
+        group.model_calls_repeated += 1
+        return 0
+
+    def _cached(
+        self, group: ConsumerGroup, start: float, answered: float, t: float, abandoned: bool
+    ) -> int:
+        """A repeat at ``t`` of a call started at ``start`` and answered at ``answered``: 2 when
+        the cache holds a usable answer (within the TTL, of the caller's model version unless
+        keyed by prompt alone), else the call is made again (0, or -1 for an abandoned call)."""
+        if t - answered <= self.ttl_s:
+            router = self.router
+            then = router.version_at(start) if router is not None else PRIMARY
+            now = router.version_at(t) if router is not None else PRIMARY
+            if then == now or not self.versioned:
+                group.cache_hits += 1
+                if then != now:
+                    self.wrong_model_version_served += 1
+                return 2
+            self.version_misses += 1
+        if abandoned:
+            return -1
         group.model_calls_repeated += 1
         return 0
 
@@ -267,12 +296,14 @@ class ModelRouting(FaultLayer):
         return self.repeat(group, part, pos, t, completed)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """``fallback_calls``, ``wrong_model_version_served`` and the breaker's note."""
+        """``fallback_calls``, ``primary_failures``, ``wrong_model_version_served`` and the
+        breaker's note."""
         figures: dict[str, float] = {}
         notes: list[str] = []
         router = self.router
         if router is not None:
             figures["fallback_calls"] = router.fallback_calls
+            figures["primary_failures"] = router.primary_failures
             if router.breaker_opened:
                 notes.append(
                     f"circuit breaker opened {router.breaker_opened} times; "

@@ -62,17 +62,11 @@ NOT_YET_SIMULATED = {
     "orchestration.pattern",
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
-    "failures.retry.jitter",
     "model.retry.jitter",
-    "model.cache.enabled",
-    "model.cache.ttl_hours",
     "checkpoint.reuse_recorded_results",
     "checkpoint.granularity",
     "consumers.agent.session_timeout_ms",
     "consumers.agent.assignment",
-    "model.circuit_breaker.enabled",
-    "model.circuit_breaker.failure_threshold",
-    "model.circuit_breaker.open_seconds",
     "data_model.outbox_relay_poll_interval_ms",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""

@@ -12,7 +12,7 @@ from simulator.errors import InputFileError
 from simulator.fan_out import fan_out_per_run
 from simulator.pricing import Pricing, load_pricing
 from simulator.result import Metrics
-from simulator.scenario import Scenario, WorkerCrash
+from simulator.scenario import ProviderOutage, Scenario, WorkerCrash
 
 STEPS = Path(__file__).resolve().parents[2] / "steps"
 BUDGET_USD = 85_000.0
@@ -331,3 +331,42 @@ def test_a_bad_catalog_names_file_line_and_field(tmp_path):
     assert error.field == "model"
     assert error.line == bad.splitlines().index("model:") + 1
     assert "nobody" in error.message
+
+
+def test_fallback_calls_are_billed_at_the_fallbacks_price_even_without_a_breaker(pricing):
+    """Without a breaker each call of an outage reaches the fallback after the primary's error,
+    and the fallback bills it: the closed form prices the month's outage minutes either way."""
+    design = durable_design(model__circuit_breaker={"enabled": False})
+    design.model.fallback.enabled = True
+    cost = monthly_cost(design, Scenario(name="peak"), pricing, budget_usd=BUDGET_USD)
+    calls_per_minute = 388_800 * 20 / (720 * 60)
+    assert cost.by_component["fallback_provider"] == pytest.approx(
+        round(30 * calls_per_minute * (2 * 1500 + 10 * 300) / 1e6, 2)
+    )
+
+
+def test_simulated_fallback_calls_are_billed_per_outage(pricing):
+    """6,000 fallback calls in a 10 min outage x 3 outages a month (30 min / 10 min) x
+    ((5-3) x 1,500 + (25-15) x 300) / 1M = $108; refused (429) calls add nothing."""
+    design = durable_design(model__circuit_breaker={"enabled": True})
+    design.model.fallback.enabled = True
+    scenario = Scenario(
+        name="provider-outage",
+        faults=[ProviderOutage(kind="provider_outage", duration_seconds=600)],
+    )
+    cost = monthly_cost(
+        design,
+        scenario,
+        pricing,
+        budget_usd=BUDGET_USD,
+        metrics=metrics(model_calls=9_000, fallback_calls=6_000),
+    )
+    assert cost.by_component["fallback_provider"] == pytest.approx(6_000 * 3 * 0.006)
+    refused = monthly_cost(
+        design,
+        scenario,
+        pricing,
+        budget_usd=BUDGET_USD,
+        metrics=metrics(model_calls=9_000, fallback_calls=6_000, http_429s=50_000),
+    )
+    assert refused.monthly_usd == cost.monthly_usd

@@ -16,18 +16,24 @@ TOKENS_PER_CALL = 1500 + 300
 IN_FLIGHT = 0.5 * 20 * 2.0
 
 
-def crash(granularity: str):
+def crash(granularity: str, cache: bool = True):
     sim, result = run(
-        reference(checkpoint={"granularity": granularity}), course_scenario("worker-crash")
+        reference(checkpoint={"granularity": granularity}, model={"cache": {"enabled": cache}}),
+        course_scenario("worker-crash"),
     )
     return sim.layer(CheckpointRework), result.metrics
 
 
 def test_per_step_redoes_only_the_calls_in_flight() -> None:
-    rework, m = crash("per_step")
+    """Without a response cache the calls in flight at the crash are paid again; with the
+    reference's cache their answers, stored when the provider returned them, answer the repeats."""
+    rework, m = crash("per_step", cache=False)
     assert rework.calls_redone == 0
     assert 0 < m.model_calls_repeated <= 1.5 * IN_FLIGHT
     assert m.tokens_repeated == m.model_calls_repeated * TOKENS_PER_CALL
+    _, cached = crash("per_step")
+    assert cached.model_calls_repeated == 0
+    assert cached.cache_hits == m.model_calls_repeated
 
 
 def test_per_run_sends_every_run_in_progress_back_to_its_start() -> None:
