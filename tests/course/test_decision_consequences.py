@@ -57,8 +57,6 @@ MUST_SHOW = (
 """Decisions the course teaches that must move a simulated metric (the causal-runs issue)."""
 
 NOT_YET_SIMULATED = {
-    "event_log.min_insync_replicas",
-    "event_log.acks",
     "orchestration.pattern",
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
