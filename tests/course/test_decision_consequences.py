@@ -71,7 +71,6 @@ NOT_YET_SIMULATED = {
     "model.circuit_breaker.enabled",
     "model.circuit_breaker.failure_threshold",
     "model.circuit_breaker.open_seconds",
-    "data_model.outbox_relay_poll_interval_ms",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
 
