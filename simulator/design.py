@@ -12,7 +12,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from simulator.groups import GroupName
 
@@ -137,12 +138,66 @@ class EventLogSection(_Section):
     auto_offset_reset: AutoOffsetReset = AutoOffsetReset.latest
 
     @model_validator(mode="after")
-    def _replicas_fit(self) -> EventLogSection:
-        if self.min_insync_replicas > self.replication_factor:
-            raise ValueError("min_insync_replicas cannot exceed replication_factor")
-        if self.replication_factor > self.brokers:
-            raise ValueError("replication_factor cannot exceed brokers")
+    def _settings_agree(self) -> EventLogSection:
+        """Refuse settings Kafka itself refuses, each error located at its field (so a file
+        error names its line and a form error sits beside its input): see
+        :func:`event_log_conflicts`. Runs on validation and on every assignment."""
+        conflicts = event_log_conflicts(self)
+        if conflicts:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("value_error", message),
+                        loc=(name,),
+                        input=getattr(self, name),
+                    )
+                    for name, message in conflicts
+                ],
+            )
         return self
+
+
+def event_log_conflicts(log: EventLogSection) -> list[tuple[str, str]]:
+    """The event log's settings that contradict each other, as ``(field, message)`` pairs.
+
+    - ``replication_factor`` above ``brokers``: each replica of a partition needs its own broker,
+      so Kafka refuses to create the topic (InvalidReplicationFactorException).
+    - ``min_insync_replicas`` above ``replication_factor``: no acks=all write could ever be
+      acknowledged (every one would fail with NotEnoughReplicas).
+    - ``enable_idempotence`` with ``acks`` other than ``all``: Kafka's producer refuses to start
+      (ConfigException "Must set acks to all in order to use the idempotent producer.
+      Otherwise we cannot guarantee idempotence."): a write the leader alone acknowledged can
+      vanish with it, so the broker's sequence numbers cannot tell a retry from a new event.
+    """
+    out: list[tuple[str, str]] = []
+    if log.replication_factor > log.brokers:
+        out.append(
+            (
+                "replication_factor",
+                f"replication_factor {log.replication_factor} exceeds the {log.brokers} brokers: "
+                "each replica of a partition needs its own broker, so Kafka refuses to create "
+                "the topic",
+            )
+        )
+    if log.min_insync_replicas > log.replication_factor:
+        out.append(
+            (
+                "min_insync_replicas",
+                f"min_insync_replicas {log.min_insync_replicas} exceeds replication_factor "
+                f"{log.replication_factor}: no write with acks=all could ever be acknowledged",
+            )
+        )
+    if log.enable_idempotence and log.acks is not Acks.all:
+        out.append(
+            (
+                "enable_idempotence",
+                f"the idempotent producer needs acks all, not {log.acks.value}: Kafka's producer "
+                'refuses to start ("Must set acks to all in order to use the idempotent '
+                'producer"); set acks to all or turn enable_idempotence off',
+            )
+        )
+    return out
 
 
 class CommitMode(StrEnum):

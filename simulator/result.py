@@ -37,7 +37,10 @@ class GroupMetrics(_Out):
 class Metrics(_Out):
     """The simulator's figures (the top-level keys of ``metrics`` in the result JSON)."""
 
-    arrivals: int = Field(description="Step events produced to the log.")
+    arrivals: int = Field(
+        description="Step events produced to the log (with an outbox: written to the outbox; "
+        "one its relay had not published by the end of the window is counted, not processed)."
+    )
     processed: int = Field(description="Step events whose processing completed (first time).")
     throughput_eps: float
     capacity_eps: float = Field(

@@ -21,6 +21,12 @@ processes and platforms (no Python ``hash``, no hash randomisation), vectorised 
 
 A :class:`Topic` holds one group's events ordered by partition then offset: offset ``k`` of
 partition ``p`` is row ``start[p] + k`` of the flat arrays.
+
+With a transactional outbox (``simulator.engine.outbox``) an event is written at its workload
+time and reaches the log at the relay's next poll: the topic's ``arrival_s`` is the publish
+time, ``written_s`` the write time (where its latency starts); an event the relay had not
+published by the end of the window arrives after it. Keys are taken from the event (its record
+timestamp is its write time), so the relay changes no partition.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator.design import Design, PartitionKey
+from simulator.engine.outbox import OutboxRelay
 from simulator.engine.workload import GroupLoad
 
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
@@ -109,7 +116,9 @@ class Topic:
     ``start``: shape ``(P + 1,)`` int64; partition ``p`` holds rows ``start[p]:start[p+1]``.
     ``arrival_s``, ``step_s``, ``run``, ``key``: shape ``(n,)``, ordered by partition then offset
     (arrival order within a partition). ``arrival_sorted_s``: all arrivals in time order, for the
-    topic's total log-end offset at any time (``searchsorted``).
+    topic's total log-end offset at any time (``searchsorted``). ``written_s``: shape ``(n,)``,
+    ordered as ``arrival_s``: when each event was written (to the outbox; its arrival when the
+    design has none), the start of its latency.
     """
 
     name: str
@@ -120,6 +129,7 @@ class Topic:
     run: np.ndarray
     key: np.ndarray
     arrival_sorted_s: np.ndarray
+    written_s: np.ndarray
 
     def log_end(self, t: float) -> int:
         """Events produced to the topic with arrival time <= ``t`` (sum of log-end offsets)."""
@@ -144,7 +154,7 @@ class Topic:
         empty_f = np.empty(0, dtype=np.float64)
         empty_i = np.empty(0, dtype=np.int64)
         self.start = np.zeros(self.partitions + 1, dtype=np.int64)
-        self.arrival_s = self.step_s = self.arrival_sorted_s = empty_f
+        self.arrival_s = self.step_s = self.arrival_sorted_s = self.written_s = empty_f
         self.run = empty_i
         self.key = np.empty(0, dtype=np.uint64)
         self._stacked = empty_f
@@ -181,11 +191,16 @@ class Topic:
         self._grid_index = {}
 
 
-def build_topic(design: Design, load: GroupLoad) -> Topic:
-    """Key every event of ``load`` and order it by partition, then arrival (a stable sort)."""
+def build_topic(design: Design, load: GroupLoad, relay: OutboxRelay | None = None) -> Topic:
+    """Key every event of ``load`` and order it by partition, then arrival (a stable sort).
+
+    With ``relay``, events reach the log at its publish times (an event still in the outbox at
+    the end of the window arrives after it, and is never processed)."""
     parts = design.event_log.partitions
     part = partitions_of(design, load)
     codes = key_codes(design, load)
+    written = load.arrival_s
+    arrival = written if relay is None else relay.publish_times(written)
     order = np.argsort(part, kind="stable")
     counts = np.bincount(part, minlength=parts)
     start = np.zeros(parts + 1, dtype=np.int64)
@@ -194,9 +209,10 @@ def build_topic(design: Design, load: GroupLoad) -> Topic:
         name=load.name,
         partitions=parts,
         start=start,
-        arrival_s=load.arrival_s[order],
+        arrival_s=arrival[order],
         step_s=load.step_s[order],
         run=load.run[order],
         key=codes[order],
-        arrival_sorted_s=load.arrival_s,
+        arrival_sorted_s=arrival,
+        written_s=written[order],
     )

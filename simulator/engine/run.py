@@ -11,9 +11,10 @@ plane as it passes their times (``simulator.engine.samples``), so they cost no S
 not depend on how often the control plane advances the groups.
 
 Randomness: ``numpy.random.SeedSequence(seed)`` spawns one child for the workload (a numpy
-``Generator``, PCG64) and one per consumer group for retry jitter (a ``random.Random``). Nothing
-uses a module-level RNG, Python's ``hash`` or set order, so the same design, scenario, seed and
-``SIMULATOR_VERSION`` give byte-identical result JSON in any process.
+``Generator``, PCG64), one per consumer group for retry jitter and one for the phase of the
+outbox relay's polls (each a ``random.Random``). Nothing uses a module-level RNG, Python's
+``hash`` or set order, so the same design, scenario, seed and ``SIMULATOR_VERSION`` give
+byte-identical result JSON in any process.
 
 The engine simulates no fault by itself and imports none: ``simulator.simulation`` assembles a
 simulation (this engine plus the fault layers of ``simulator.faults``, plugged in through
@@ -45,6 +46,7 @@ from simulator.engine.metrics import (
     percentiles,
     sig,
 )
+from simulator.engine.outbox import outbox_relay
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.tools import RunnerPool
@@ -60,6 +62,8 @@ FINE_PER_CHART = 8
 """Lag samples per chart point (drain time and lag peaks are read from the finer samples)."""
 MAX_AUTO_COMMIT_TICKS = 20_000
 """Auto-commit ticks per group at most; a shorter interval is simulated at duration / this."""
+OUTBOX_RELAY = "outbox_relay"
+"""Key of the outbox relay's generator (the phase of its polls) in :func:`make_rngs`' dict."""
 
 
 class Simulation:
@@ -101,8 +105,10 @@ class Simulation:
         )
         workload = dataclasses.replace(workload, groups={**workload.groups, "state": scaled})
         self.workload = workload
+        # Step events reach the log through the design's outbox relay, if any (engine/outbox.py).
+        relay = outbox_relay(design, scenario.deterministic, rngs[OUTBOX_RELAY])
         for name in GROUPS:
-            self.topics[name] = build_topic(design, workload.groups[name])
+            self.topics[name] = build_topic(design, workload.groups[name], relay)
 
         config = design.consumers
         agent_cfg = config.agent
@@ -252,7 +258,8 @@ class Simulation:
         starts, finishes = self.first_times(name)
         done = finishes <= self.duration
         arrivals = topic.arrival_s
-        latency = finishes[done] - arrivals[done]
+        # Latency runs from the event's write (its outbox row), wait from its arrival in the log.
+        latency = finishes[done] - topic.written_s[done]
         wait = starts[done] - arrivals[done]
         censored = censored_latencies(
             arrivals, finishes, self.groups[name].settled(), self.duration
@@ -415,11 +422,14 @@ class _Totals:
 
 
 def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]:
-    """The workload's numpy generator and one ``random.Random`` per group, all from ``seed``."""
-    children = np.random.SeedSequence(seed).spawn(1 + len(GROUPS))
+    """The workload's numpy generator and a ``random.Random`` per group and for the outbox relay
+    (key :data:`OUTBOX_RELAY`), all from ``seed``. The relay's is the last child spawned, so the
+    others are the same children as before it existed."""
+    children = np.random.SeedSequence(seed).spawn(2 + len(GROUPS))
     workload_rng = np.random.Generator(np.random.PCG64(children[0]))
+    streams = [*GROUPS, OUTBOX_RELAY]
     rngs: dict[str, random.Random] = {
         name: random.Random(int(children[i + 1].generate_state(2, np.uint64)[0]))
-        for i, name in enumerate(GROUPS)
+        for i, name in enumerate(streams)
     }
     return workload_rng, rngs

@@ -127,6 +127,12 @@ def _partition_wait(
     return None if math.isinf(w) else w
 
 
+def _relay_mean_s(design: Design) -> float:
+    """The outbox relay's mean publish delay, seconds: half its poll interval (0 without one)."""
+    model = design.data_model
+    return model.outbox_relay_poll_interval_ms / 2000.0 if model.outbox else 0.0
+
+
 def _group_estimate(
     design: Design, scenario: Scenario, name: GroupName, lam: float
 ) -> GroupEstimate:
@@ -158,7 +164,9 @@ def _group_estimate(
         in_flight=in_flight,
         partitions_needed=math.ceil(in_flight - 1e-9) if in_flight > 0 else 0,
         partition_wait_s=wait,
-        latency_mean_s=None if wait is None else wait + step_s,
+        # An event waits half the outbox relay's poll interval on average before it reaches
+        # the log (simulator.engine.outbox), as in the simulation.
+        latency_mean_s=None if wait is None else wait + step_s + _relay_mean_s(design),
         backlog_growth_eps=max(0.0, lam - cap),
     )
     if lam > 0 and saturated(rho):

@@ -57,8 +57,6 @@ MUST_SHOW = (
 """Decisions the course teaches that must move a simulated metric (the causal-runs issue)."""
 
 NOT_YET_SIMULATED = {
-    "event_log.min_insync_replicas",
-    "event_log.acks",
     "orchestration.pattern",
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
@@ -67,7 +65,6 @@ NOT_YET_SIMULATED = {
     "checkpoint.granularity",
     "consumers.agent.session_timeout_ms",
     "consumers.agent.assignment",
-    "data_model.outbox_relay_poll_interval_ms",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
 

@@ -2,7 +2,7 @@
 
 A change meant to keep the simulator's results must leave every stored result byte-identical;
 one meant to change them regenerates the set (``scripts/golden.py --write``) and its diff is read
-(``scripts/golden.py --diff`` before regenerating). The whole set is 29 designs x 9 scenarios x
+(``scripts/golden.py --diff`` before regenerating). The whole set is 30 designs x 9 scenarios x
 seeds 1-3; the suite compares seed 1 of every design, and the script compares all three seeds.
 """
 

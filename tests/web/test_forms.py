@@ -49,7 +49,9 @@ def test_case8_every_number_field_refuses_a_value_outside_its_shown_bounds(side)
         word = "at least" if side == "below" else "at most"
         assert errors[decision.field].startswith(f"Enter {word} "), errors[decision.field]
         _, at_edge = read_decisions(step.step, {decision.field: str(edge)}, Design())
-        assert decision.field not in at_edge, (decision.field, edge, at_edge)
+        # At its edge the value is in range (another rule, e.g. replicas within brokers, may
+        # still refuse it with its own words).
+        assert not at_edge.get(decision.field, "").startswith("Enter "), (decision.field, at_edge)
         checked += 1
     assert checked >= 40
 

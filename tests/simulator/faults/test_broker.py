@@ -102,6 +102,21 @@ def test_acks_all_with_enough_insync_replicas_loses_nothing() -> None:
     assert (m.lost, m.log_lost, m.producer_blocked_seconds) == (0, 0, 0.0)
 
 
+def test_min_insync_replicas_equal_to_the_replication_factor_blocks_every_write_on_one_loss():
+    """RF 3 on 3 brokers: every partition has a replica on broker 0, so with it gone two copies
+    are left against min.insync.replicas 3 (NotEnoughReplicas): the 599 events produced after
+    100 s and before 160 s wait in the producers and enter the log when the broker returns."""
+    sim, result = loss(replication_factor=3, min_insync_replicas=3, acks="all")
+    m = result.metrics
+    assert (m.lost, m.log_lost, m.producer_blocked_seconds) == (0, 0, 60.0)
+    [outcome] = sim.layer(BrokerLosses).outcomes
+    assert (outcome.blocked_partitions, outcome.delayed) == (3, 599)
+    assert m.backlog_peak >= 590  # the waiting events are a backlog that grows for 60 s
+    kept = loss(replication_factor=3, min_insync_replicas=2, acks="all")[1].metrics
+    assert kept.producer_blocked_seconds == 0.0
+    assert kept.backlog_peak < 10
+
+
 def test_acks_zero_on_an_offline_partition_loses_what_is_sent_meanwhile() -> None:
     sim, result = loss(replication_factor=1, acks="0")
     m = result.metrics

@@ -83,6 +83,7 @@ def test_positions_in_run() -> None:
         run=run_ids,
         key=np.zeros(5, dtype=np.uint64),
         arrival_sorted_s=np.sort(arrival),
+        written_s=arrival,
     )
     index, size = position_in_run(topic)
     assert index.tolist() == [0, 1, 0, 1, 2]

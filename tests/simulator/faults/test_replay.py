@@ -1,7 +1,8 @@
 """Pause and replay (issue item 3, worked item 5): a group away for 48 h finds its offsets gone;
 auto.offset.reset decides between a replay that meets expired dedupe keys, a silent skip and an
 error. An event every 20 s into the agent group for 52 h, the group paused at 1 h for 48 h with
-offsets kept 24 h: 181 events applied before it (the one arriving at 1 h is finished first)."""
+offsets kept 24 h: 180 events applied before it (the one written at 1 h reaches the log through
+the reference's outbox relay 0.1 s later, after the group paused)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from simulator.result import Metrics
 from simulator.scenario import ConsumerPause, Scenario
 from tests.simulator.faults.builders import reference, run, single_stage
 
-APPLIED_BEFORE = 181  # events at 0, 20, ..., 3600 s (the last one's batch is finished)
-ARRIVED_WHILE_AWAY = 8640  # events at 3620, ..., 176400 s
+APPLIED_BEFORE = 180  # events written at 0, 20, ..., 3580 s
+ARRIVED_WHILE_AWAY = 8640  # events written at 3600, ..., 176380 s (published 0.1 s later)
 PAUSE = {
     "kind": "consumer_pause",
     "at_seconds": 3600,
@@ -36,7 +37,7 @@ def replay(design: Design, **pause: object) -> Metrics:
 
 def test_reference_replays_from_earliest_after_the_error_and_dedupe_absorbs_it() -> None:
     """auto.offset.reset=none: every partition raises, the operator resets to earliest 900 s
-    later; dedupe records are kept 192 h, so all 181 replayed events are recognised."""
+    later; dedupe records are kept 192 h, so all 180 replayed events are recognised."""
     d = reference()
     sim, result = run(d, replay_scenario())
     m = result.metrics
@@ -88,10 +89,10 @@ def test_offsets_still_held_resume_from_the_committed_position() -> None:
 
 def test_events_deleted_by_retention_before_the_group_read_them_are_lost() -> None:
     """A 24 h log and a 48 h pause: the group's committed offset is out of range; earliest starts
-    at the oldest event left, and the events of [3600, 90000) s were deleted unread."""
+    at the oldest event left, and the events written in [3600, 90000) s were deleted unread."""
     d = reference(event_log={"retention_hours": 24, "auto_offset_reset": "earliest"})
     m = replay(d, offsets_retention_hours=168)
-    assert m.lost == m.offset_reset_skipped == (89_980 - 3620) // 20 + 1
+    assert m.lost == m.offset_reset_skipped == (89_980 - 3600) // 20 + 1
     assert m.duplicate_effects == 0
 
 
