@@ -15,6 +15,9 @@ order (which is also the order their counts and notes are added to the result):
                           :mod:`.checkpoint` (the model calls coarse checkpoints make runs redo)
 :mod:`.rebalance`         always: ``SlowBatches`` (batches over ``max_poll_interval_ms`` kick their
                           member); ``rebalance``: ``Rebalances``
+``rolling_restart``       :mod:`.rolling` (``RollingRestarts``: a rolling deploy, two rebalances an
+                          instance); ``member_pause``: ``MemberPauses`` (evicted past the session
+                          timeout)
 ``state_failover``        :mod:`.failover` (writes down, async replication's lost window, rebuild)
 ``poison``                :mod:`.poison` (stalls, dead-letter queue, per-key quarantine, order)
 ``broker_loss``           :mod:`.broker` (acks, min.insync.replicas, replication factor)
@@ -42,6 +45,7 @@ from simulator.faults.poison import PoisonEvents
 from simulator.faults.provider_outage import ModelRouting, ProviderOutages
 from simulator.faults.rebalance import Rebalances, SlowBatches
 from simulator.faults.replay import ConsumerPauses
+from simulator.faults.rolling import MemberPauses, RollingRestarts
 from simulator.faults.saga import Sagas
 from simulator.faults.transient import TransientRetries
 from simulator.scenario import Scenario
@@ -54,6 +58,8 @@ LAYERS: tuple[type[FaultLayer], ...] = (
     SlowBatches,
     ProviderOutages,
     Rebalances,
+    RollingRestarts,
+    MemberPauses,
     StateFailovers,
     PoisonEvents,
     BrokerLosses,
