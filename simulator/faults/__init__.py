@@ -13,6 +13,7 @@ order (which is also the order their counts and notes are added to the result):
                           model version, recorded results); ``provider_outage``: ``ProviderOutages``
 ``worker_crash``          :mod:`.crash` (crash, session-timeout detection, restart) and
                           :mod:`.checkpoint` (the model calls coarse checkpoints make runs redo)
+:mod:`.checkpoint`        runs: ``CheckpointWrites`` (checkpoint writes on the state store)
 :mod:`.rebalance`         always: ``SlowBatches`` (batches over ``max_poll_interval_ms`` kick their
                           member); ``rebalance``: ``Rebalances``
 ``rolling_restart``       :mod:`.rolling` (``RollingRestarts``: a rolling deploy, two rebalances an
@@ -38,7 +39,7 @@ from __future__ import annotations
 from simulator.design import Design
 from simulator.engine.hooks import FaultLayer
 from simulator.faults.broker import BrokerLosses
-from simulator.faults.checkpoint import CheckpointRework
+from simulator.faults.checkpoint import CheckpointRework, CheckpointWrites
 from simulator.faults.crash import WorkerCrashes
 from simulator.faults.failover import StateFailovers
 from simulator.faults.poison import PoisonEvents
@@ -55,6 +56,7 @@ LAYERS: tuple[type[FaultLayer], ...] = (
     ModelRouting,
     WorkerCrashes,
     CheckpointRework,
+    CheckpointWrites,
     SlowBatches,
     ProviderOutages,
     Rebalances,
