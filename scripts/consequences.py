@@ -118,15 +118,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = [d for d in decisions() if not args.decision or d.decision in args.decision]
     if not rows:
         parser.error(f"no decision named {args.decision}")
-    found: dict[str, list[tuple[int, float, float]]] = {d.decision: [] for d in rows}
+    # Keyed by row: a decision may have several rows (each side of a trade-off).
+    found: list[list[tuple[int, float, float]]] = [[] for _ in rows]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for decision, seed, right, wrong in pool.map(
-            _job, [(d, s) for d in rows for s in args.seeds]
+        jobs = [(i, s) for i in range(len(rows)) for s in args.seeds]
+        for (i, _), (_, seed, right, wrong) in zip(
+            jobs, pool.map(_job, [(rows[i], s) for i, s in jobs]), strict=True
         ):
-            found[decision.decision].append((seed, right, wrong))
+            found[i].append((seed, right, wrong))
     failing = 0
-    for d in rows:
-        runs = found[d.decision]
+    for i, d in enumerate(rows):
+        runs = found[i]
         missed = [seed for seed, right, wrong in runs if not shows(d, right, wrong)]
         failing += bool(missed)
         rights = [r for _, r, _ in runs]

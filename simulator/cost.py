@@ -17,6 +17,9 @@ Rules (each documented where it is computed):
   simulation's metrics are given, ``metrics.tokens_repeated`` is scaled to a month as well: per
   model call for a scenario without incident faults, per incident times incidents a month for a
   scenario with one (that simulated figure then replaces the closed form of the same incident).
+- Checkpoint writes: every run writes its checkpoints to the state store, billed per million
+  writes (``pricing.database.usd_per_million_writes``): one a model call ``per_step``, one an agent
+  ``per_agent``, one a run ``per_run`` (``simulator.checkpoints``).
 - The fallback provider: every call the fallback answers is billed at the fallback's price (with
   or without a circuit breaker: without one, each call reaches the fallback after the primary's
   error); the line is the price difference over the primary's. When a provider outage was
@@ -31,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from simulator.checkpoints import checkpoint_writes_per_run
 from simulator.design import CommitMode, Dedupe, Design, OrchestrationPattern
 from simulator.fan_out import fan_out_per_run, stopped_by_token_budget
 from simulator.groups import GROUPS
@@ -222,6 +226,17 @@ def infrastructure_lines(design: Design, scenario: Scenario, pricing: Pricing) -
         )
     )
     lines.extend(_database_lines(design, pricing, hours))
+    writes = month.runs_per_month * checkpoint_writes_per_run(design, shape.model_calls)
+    write_price = pricing.database.usd_per_million_writes
+    lines.append(
+        _line(
+            "checkpoint_writes",
+            writes * write_price / 1e6,
+            f"{design.checkpoint.granularity} checkpoints: {_num(month.runs_per_month)} runs x "
+            f"{_num(writes / month.runs_per_month if month.runs_per_month else 0)} writes = "
+            f"{_num(writes)} writes/month x {_price(write_price)} per million",
+        )
+    )
     return lines
 
 

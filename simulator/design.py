@@ -240,6 +240,13 @@ class DeliverySection(_Section):
         return self.commit is CommitMode.auto
 
 
+SESSION_TIMEOUT_MIN_MS = 6_000
+"""Kafka's broker default ``group.min.session.timeout.ms``: a member asking for less is refused
+(``INVALID_SESSION_TIMEOUT``) when it joins."""
+SESSION_TIMEOUT_MAX_MS = 1_800_000
+"""Kafka's broker default ``group.max.session.timeout.ms`` (30 min): the upper bound it enforces."""
+
+
 class AssignmentStrategy(StrEnum):
     """Kafka partition assignment strategies."""
 
@@ -257,7 +264,13 @@ class ConsumerGroup(_Section):
     )
     max_poll_records: int = Field(500, ge=1, le=10_000, description="Kafka default 500.")
     max_poll_interval_ms: float = Field(300_000, gt=0, le=86_400_000, description="Kafka default.")
-    session_timeout_ms: float = Field(45_000, gt=0, le=3_600_000, description="Kafka default.")
+    session_timeout_ms: float = Field(
+        45_000,
+        ge=SESSION_TIMEOUT_MIN_MS,
+        le=SESSION_TIMEOUT_MAX_MS,
+        description="Kafka default 45 s; the broker refuses a value outside "
+        "group.min.session.timeout.ms (6 s) to group.max.session.timeout.ms (30 min).",
+    )
     assignment: AssignmentStrategy = AssignmentStrategy.range
 
 

@@ -60,11 +60,18 @@ class DatabasePricing(_Part):
 
     One instance provides ``writes_per_second_per_instance``; a design asking for more write
     capacity pays for ceil(capacity / that) instance units, on the primary and on each replica.
+    Writes are billed per million on top (``usd_per_million_writes``): the checkpoint writes.
     """
 
     primary_usd_per_hour: float = Field(ge=0, le=1000)
     replica_usd_per_hour: float = Field(ge=0, le=1000)
     writes_per_second_per_instance: float = Field(gt=0, le=10_000_000)
+    usd_per_million_writes: float = Field(
+        0.2,
+        ge=0,
+        le=10_000,
+        description="I/O price of writes (Amazon Aurora standard: $0.20 per million requests).",
+    )
 
 
 class ProviderPrice(_Part):

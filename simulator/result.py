@@ -121,6 +121,9 @@ class Metrics(_Out):
     saga_compensations: int = 0
     sagas_to_human_queue: int = 0
     producer_blocked_seconds: float = 0.0
+    checkpoint_writes: int = Field(
+        0, description="State-store writes of checkpoints for the agent steps processed."
+    )
     offset_reset_errors: int = Field(
         0,
         description="Partitions whose committed offset was gone and auto.offset.reset=none raised "

@@ -139,7 +139,9 @@ class WorkerCrash(_Fault):
     """Instances of a consumer group stop for ``duration_seconds``; uncommitted work is redelivered.
 
     ``instances`` is a count (the first N members) or "all". ``mid_batch`` kills them with a
-    fetched batch half done.
+    fetched batch half done. ``after_effect`` times each member's death to the worst instant a
+    long-running system meets sooner or later: right after its next step's effect is written and
+    before that step's offset is committed.
     """
 
     kind: Literal["worker_crash"]
@@ -147,6 +149,11 @@ class WorkerCrash(_Fault):
     instances: int | Literal["all"] = "all"
     duration_seconds: float = Field(180, ge=0, le=MAX_DURATION_SECONDS)
     mid_batch: bool = True
+    after_effect: bool = Field(
+        False,
+        description="Each crashed member dies at the end of its first step to finish at or after "
+        "at_seconds, its effect written and its offset not committed (with mid_batch).",
+    )
 
 
 class Rebalance(_Fault):
@@ -155,6 +162,31 @@ class Rebalance(_Fault):
     kind: Literal["rebalance"]
     group: GroupName = "agent"
     pause_seconds: float = Field(5, ge=0, le=3600)
+
+
+class RollingRestart(_Fault):
+    """A rolling deploy: from ``at_seconds`` the group's instances are restarted one after another,
+    ``interval_seconds`` apart, each down ``down_seconds``. A restarted instance shuts down
+    gracefully (finishes its batches, leaves the group: a rebalance at once) and joins again when
+    it is back (another rebalance)."""
+
+    kind: Literal["rolling_restart"]
+    group: GroupName = "agent"
+    down_seconds: float = Field(10, ge=0, le=3600)
+    interval_seconds: float = Field(30, gt=0, le=3600)
+
+
+class MemberPause(_Fault):
+    """One live member of a group stops sending heartbeats for ``duration_seconds`` (a
+    stop-the-world garbage collection or a network blip) and then carries on where it was. When
+    the pause outlasts ``session_timeout_ms`` the coordinator evicts the healthy member: its
+    partitions are rebalanced away, its uncommitted work is redelivered, and it rejoins (another
+    rebalance) when the pause ends."""
+
+    kind: Literal["member_pause"]
+    group: GroupName = "agent"
+    member: int = Field(0, ge=0, le=1023, description="Which member (0 = the first) pauses.")
+    duration_seconds: float = Field(10, gt=0, le=3600)
 
 
 class StateFailover(_Fault):
@@ -256,6 +288,8 @@ class SagaFailure(_Fault):
 Fault = Annotated[
     WorkerCrash
     | Rebalance
+    | RollingRestart
+    | MemberPause
     | StateFailover
     | ProviderOutage
     | BrokerLoss

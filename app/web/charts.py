@@ -22,6 +22,8 @@ FAULT_NAMES = {
     "broker_loss": "broker loss",
     "poison": "poison message",
     "consumer_pause": "consumer pause",
+    "rolling_restart": "rolling deploy",
+    "member_pause": "member pause",
 }
 
 

@@ -186,6 +186,17 @@ class Membership(GroupState):
             self.rebalance(t)
         self._note_alive()
 
+    def hold(self, t: float, member: int, seconds: float) -> None:
+        """Member ``member`` stops for ``seconds`` from ``t`` (a pause, not a crash): each step it
+        has in progress ends ``seconds`` later. Its idle partitions are not held (a record that
+        arrives during the pause may start on time: an approximation of a short pause)."""
+        self.settle(t)
+        for part in self.parts:
+            if part.owner == member and part.state == ACTIVE and part.cur >= 0:
+                part.busy_until += seconds
+                part.next_t = part.busy_until
+        self._rebuild_heap()
+
     def membership_changed(self) -> bool:
         """True when the live members differ from the members of the current assignment."""
         owners = {o for o in self.assignment if o >= 0}

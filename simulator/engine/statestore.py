@@ -35,6 +35,12 @@ class StateStore(Interruptible):
         self.outages = Windows()
         self.rejected_down = 0
 
+    def reserve(self, writes_per_s: float, min_share: float) -> None:
+        """Keep ``writes_per_s`` of the capacity for other writers (checkpoints): the state
+        group's writes are admitted at the capacity left, never below ``min_share`` of it."""
+        capacity = self.spec.write_capacity_per_second
+        left = max(capacity - writes_per_s, capacity * min_share)
+        self.spacing_s = 1.0 / left
 
     def admit(self, t: float, step_s: float) -> float:
         """Admit a write asked for at ``t`` taking ``step_s``: finish time, or REJECT_DOWN."""

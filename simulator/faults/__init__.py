@@ -13,8 +13,12 @@ order (which is also the order their counts and notes are added to the result):
                           model version, recorded results); ``provider_outage``: ``ProviderOutages``
 ``worker_crash``          :mod:`.crash` (crash, session-timeout detection, restart) and
                           :mod:`.checkpoint` (the model calls coarse checkpoints make runs redo)
+:mod:`.checkpoint`        runs: ``CheckpointWrites`` (checkpoint writes on the state store)
 :mod:`.rebalance`         always: ``SlowBatches`` (batches over ``max_poll_interval_ms`` kick their
                           member); ``rebalance``: ``Rebalances``
+``rolling_restart``       :mod:`.rolling` (``RollingRestarts``: a rolling deploy, two rebalances an
+                          instance); ``member_pause``: ``MemberPauses`` (evicted past the session
+                          timeout)
 ``state_failover``        :mod:`.failover` (writes down, async replication's lost window, rebuild)
 ``poison``                :mod:`.poison` (stalls, dead-letter queue, per-key quarantine, order)
 ``broker_loss``           :mod:`.broker` (acks, min.insync.replicas, replication factor)
@@ -35,13 +39,14 @@ from __future__ import annotations
 from simulator.design import Design
 from simulator.engine.hooks import FaultLayer
 from simulator.faults.broker import BrokerLosses
-from simulator.faults.checkpoint import CheckpointRework
+from simulator.faults.checkpoint import CheckpointRework, CheckpointWrites
 from simulator.faults.crash import WorkerCrashes
 from simulator.faults.failover import StateFailovers
 from simulator.faults.poison import PoisonEvents
 from simulator.faults.provider_outage import ModelRouting, ProviderOutages
 from simulator.faults.rebalance import Rebalances, SlowBatches
 from simulator.faults.replay import ConsumerPauses
+from simulator.faults.rolling import MemberPauses, RollingRestarts
 from simulator.faults.saga import Sagas
 from simulator.faults.transient import TransientRetries
 from simulator.scenario import Scenario
@@ -51,9 +56,12 @@ LAYERS: tuple[type[FaultLayer], ...] = (
     ModelRouting,
     WorkerCrashes,
     CheckpointRework,
+    CheckpointWrites,
     SlowBatches,
     ProviderOutages,
     Rebalances,
+    RollingRestarts,
+    MemberPauses,
     StateFailovers,
     PoisonEvents,
     BrokerLosses,

@@ -1,13 +1,26 @@
-"""Checkpoint granularity: the model calls a crash makes a run redo, and the tokens paid again.
+"""Checkpoint granularity: the state-store writes checkpoints cost, the model calls a crash makes a
+run redo, and the tokens paid again.
 
-When agent workers crash (``worker_crash`` on the agent group), every run whose agent steps the
+**The writes** (:class:`CheckpointWrites`, every simulation that drives whole runs): a checkpoint
+is a write to the state store, one after every model call (``per_step``), one as each agent
+finishes (``per_agent``) or one at the run's end (``per_run``)
+(``simulator.checkpoints.checkpoint_writes_per_run``). They share the store's
+``write_capacity_per_second`` with the state group's writes: the store's rate limiter admits the
+state group's writes at the capacity the checkpoints leave (a fluid approximation: the window's
+checkpoint writes are spread evenly over it; at or above the capacity they leave the state group
+:data:`MIN_CAPACITY_SHARE` of it). They are counted in ``checkpoint_writes`` (the writes of the
+agent steps processed in the window) and priced per write by ``simulator.cost``.
+
+**The rework**:
+
+when agent workers crash (``worker_crash`` on the agent group), every run whose agent steps the
 crashed members were working through resumes from its last checkpoint:
 
 - ``per_step``: progress is durable after every step; only the calls the crash abandoned are
   redone (the engine counts those, and the response cache may answer them);
 - ``per_agent``: the run redoes the completed calls of its current agent. A run's model calls are
   split evenly over its agents: a single agent (``single_agent``) or a planner, ``max_subagents``
-  researchers (:data:`DEFAULT_SUBAGENTS` when uncapped), a writer and a reviewer;
+  researchers (``simulator.checkpoints.DEFAULT_SUBAGENTS`` when uncapped), a writer and a reviewer;
 - ``per_run``: the run redoes every call it completed.
 
 A redone call is a new call: the run re-plans from its checkpoint, so its prompts are not the ones
@@ -34,7 +47,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simulator.design import CheckpointGranularity, Design, OrchestrationPattern
+from simulator.checkpoints import agents_per_run, checkpoint_writes_per_run
+from simulator.design import CheckpointGranularity, Design
 from simulator.engine.hooks import FaultLayer, Layers, amend
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
@@ -43,18 +57,6 @@ if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup
     from simulator.engine.eventlog import Topic
     from simulator.engine.run import Simulation
-
-DEFAULT_SUBAGENTS = 5
-"""Researcher subagents assumed per run when the design sets no ``max_subagents``."""
-
-
-def agents_per_run(design: Design) -> int:
-    """Agents a run's model calls are split over: 1 for a single agent, else planner + researchers
-    (``max_subagents``, or :data:`DEFAULT_SUBAGENTS`) + writer + reviewer."""
-    orchestration = design.orchestration
-    if orchestration.pattern is OrchestrationPattern.single_agent:
-        return 1
-    return (orchestration.max_subagents or DEFAULT_SUBAGENTS) + 3
 
 
 def position_in_run(topic: Topic) -> tuple[np.ndarray, np.ndarray]:
@@ -173,3 +175,42 @@ class CheckpointRework(FaultLayer):
                 f"({self.seconds_redone:.0f} worker-seconds)"
             ],
         )
+
+
+MIN_CAPACITY_SHARE = 0.01
+"""Share of the store's write capacity left to the state group when checkpoint writes alone would
+fill it."""
+
+
+class CheckpointWrites(FaultLayer):
+    """The state-store writes of checkpoints (see the module docstring), in every simulation that
+    drives whole runs. Attributes: ``writes_per_s`` (reserved on the store), ``per_agent_step``
+    (checkpoint writes per agent step event)."""
+
+    def __init__(self) -> None:
+        self.writes_per_s = 0.0
+        self.per_agent_step = 0.0
+
+    @classmethod
+    def wanted(cls, design: Design, scenario: Scenario) -> bool:
+        """Installed when the scenario drives whole runs (they have checkpoints)."""
+        return scenario.load.runs_per_second is not None
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Reserve the checkpoints' share of the store's write capacity for the window."""
+        topic = sim.topics["agent"]
+        steps = int(topic.arrival_s.size)
+        if steps == 0:
+            return
+        runs = int(np.unique(topic.run).size)
+        writes = runs * checkpoint_writes_per_run(sim.design, steps / runs)
+        self.per_agent_step = writes / steps
+        self.writes_per_s = writes / sim.duration
+        sim.store.reserve(self.writes_per_s, MIN_CAPACITY_SHARE)
+
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """``checkpoint_writes``: the checkpoint writes of the agent steps processed."""
+        agent = result.metrics.by_group.get("agent")
+        if agent is None or not self.per_agent_step:
+            return result
+        return amend(result, checkpoint_writes=round(agent.processed * self.per_agent_step))

@@ -14,6 +14,14 @@ members, exactly ``rate x outage`` (seed 000's lag arithmetic). For a steady loa
 ``backlog_peak`` is larger: the backlog keeps growing until the restarted members have rejoined
 (a rebalance) and started again (with a random load the two also differ by sampling and by the
 normal level ``backlog_peak`` subtracts).
+
+With ``after_effect`` (the course's crash scenarios) the crash cannot land on a commit by chance:
+each crashed member dies at the end of the first step it has in progress at ``at_seconds`` (within
+one step time: about 2 s for an agent step), after that step's effect is written and before its
+offset is committed (Kafka commits after processing, so a process killed between the two
+redelivers a record whose effect is already applied). So every crashed member leaves at least one
+completed but uncommitted record, whatever the seed or ``max_poll_records``; without dedupe its
+effect is applied twice. Detection and restart are timed from ``at_seconds``.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.partition import ACTIVE
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import WorkerCrash
 
@@ -62,11 +71,24 @@ class WorkerCrashes(FaultLayer):
         end = start + fault.duration_seconds
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
         group.advance(start)
-        self.layers.on_crash(group, start, which)
-        group.crash(start, which, mid_batch=fault.mid_batch)
-        waiting_at_crash = _unstarted(sim, fault.group, start)
+        if fault.mid_batch and fault.after_effect:
+            # Each member dies when its next step's effect is written, before the commit.
+            group.settle(start)
+            for at, member in sorted((next_effect_s(group, i, start), i) for i in which):
+                before = at - COMMIT_LEAD_S
+                if before > env.now:
+                    yield env.timeout(before - env.now)
+                    group.advance(before)
+                self.layers.on_crash(group, at, [member])
+                group.crash(at, [member])
+        else:
+            self.layers.on_crash(group, start, which)
+            group.crash(start, which, mid_batch=fault.mid_batch)
+        # The group stands advanced to the last member's crash (``start`` unless after_effect
+        # waited for effects): the backlog just after the crash.
+        waiting_at_crash = _unstarted(sim, fault.group, env.now)
         env.process(_detect(sim, group, start + group.session_timeout_s, end))
-        yield env.timeout(fault.duration_seconds)
+        yield env.timeout(max(0.0, end - env.now))
         group.advance(end)
         growth = _unstarted(sim, fault.group, end) - waiting_at_crash
         self.backlog_at_restart.append(max(0, growth))
@@ -85,6 +107,23 @@ def _unstarted(sim: Simulation, group_name: str, t: float) -> int:
     (the group must have been advanced to ``t``): its backlog at ``t``."""
     group = sim.groups[group_name]
     return sim.topics[group_name].log_end(t) - group.started_first - group.never_started_gone
+
+
+COMMIT_LEAD_S = 1e-6
+"""An ``after_effect`` crash brings the group to this long before the chosen step's end, so the
+step is still in progress (its commit not made) when the member dies at its end."""
+
+
+def next_effect_s(group: ConsumerGroup, member: int, t: float) -> float:
+    """Seconds at which the first step ``member`` of ``group`` has in progress at ``t`` ends (its
+    effect written; its offset not yet committed), or ``t`` when it has none in progress. The
+    group must be settled at ``t`` (no early-completed step)."""
+    ends = [
+        part.busy_until
+        for part in group.parts
+        if part.owner == member and part.state == ACTIVE and part.cur >= 0
+    ]
+    return max(t, min(ends)) if ends else t
 
 
 def _detect(

@@ -62,9 +62,6 @@ NOT_YET_SIMULATED = {
     "orchestration.token_budget_per_run",
     "model.retry.jitter",
     "checkpoint.reuse_recorded_results",
-    "checkpoint.granularity",
-    "consumers.agent.session_timeout_ms",
-    "consumers.agent.assignment",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
 

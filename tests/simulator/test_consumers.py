@@ -159,7 +159,7 @@ def test_cooperative_sticky_keeps_survivors_partitions() -> None:
         {
             "instances": 3,
             "concurrency_per_instance": 4,
-            "session_timeout_ms": 5_000,
+            "session_timeout_ms": 6_000,
             "assignment": "cooperative_sticky",
         },
         event_log={"partitions": 12},

@@ -370,3 +370,26 @@ def test_simulated_fallback_calls_are_billed_per_outage(pricing):
         metrics=metrics(model_calls=9_000, fallback_calls=6_000, http_429s=50_000),
     )
     assert refused.monthly_usd == cost.monthly_usd
+
+
+def test_per_step_checkpoints_pay_a_write_for_every_model_call(pricing: Pricing) -> None:
+    """A month of the peak scenario: 20 checkpoint writes a run per step, 1 per run, at
+    $0.20 per million writes."""
+    from simulator.files import load_design, load_scenario
+
+    ref = load_design(STEPS / "designs" / "reference.yaml")
+    scenario = load_scenario(STEPS / "scenarios" / "peak.yaml")
+    runs = monthly_load(scenario.load).runs_per_month
+    lines = {
+        g: monthly_cost(
+            Design.model_validate(
+                {**ref.model_dump(mode="json"), "checkpoint": {"granularity": g}}
+            ),
+            scenario,
+            pricing,
+            budget_usd=1e9,
+        ).by_component["checkpoint_writes"]
+        for g in ("per_step", "per_run")
+    }
+    assert lines["per_step"] == pytest.approx(runs * 20 * 0.20 / 1e6, abs=0.005)
+    assert lines["per_run"] == pytest.approx(runs * 0.20 / 1e6, abs=0.005)

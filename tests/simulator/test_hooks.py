@@ -9,7 +9,7 @@ import pytest
 
 from simulator.engine.hooks import FaultLayer, GroupHooks, Layers, amend
 from simulator.faults import LAYERS, layers_for
-from simulator.faults.checkpoint import CheckpointRework
+from simulator.faults.checkpoint import CheckpointRework, CheckpointWrites
 from simulator.faults.crash import WorkerCrashes
 from simulator.faults.poison import PoisonEvents
 from simulator.faults.provider_outage import ModelRouting
@@ -145,7 +145,17 @@ def test_group_hooks_without_an_answer_leave_the_engines_rule() -> None:
 def test_every_simulation_has_the_design_wide_layers_and_the_named_faults_only() -> None:
     design = load_design(STEPS / "designs" / "reference.yaml")
     quiet = layers_for(design, Scenario.model_validate({"name": "t"}))
-    assert [type(x) for x in quiet] == [TransientRetries, ModelRouting, SlowBatches]
+    # A scenario that drives runs has their checkpoint writes too.
+    assert [type(x) for x in quiet] == [
+        TransientRetries,
+        ModelRouting,
+        CheckpointWrites,
+        SlowBatches,
+    ]
+    single = Scenario.model_validate(
+        {"name": "t", "load": {"runs_per_second": None, "step_events_per_second": 10}}
+    )
+    assert CheckpointWrites not in [type(x) for x in layers_for(design, single)]
     crash = load_scenario(STEPS / "scenarios" / "worker-crash.yaml")
     kinds = {f.kind for f in crash.faults}
     assert "worker_crash" in kinds

@@ -38,7 +38,7 @@ def random_case(r: random.Random, commit: str, dedupe: str) -> tuple[Design, Sce
                     "instances": instances,
                     "concurrency_per_instance": r.randint(1, 6),
                     "max_poll_records": r.choice([1, 3, 10, 50]),
-                    "session_timeout_ms": r.choice([2_000, 10_000]),
+                    "session_timeout_ms": r.choice([6_000, 10_000]),
                     "assignment": r.choice(["range", "round_robin", "cooperative_sticky"]),
                 }
             },

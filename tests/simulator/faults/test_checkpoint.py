@@ -88,3 +88,32 @@ def test_positions_in_run() -> None:
     index, size = position_in_run(topic)
     assert index.tolist() == [0, 1, 0, 1, 2]
     assert size.tolist() == [3, 3, 2, 2, 3]
+
+
+def test_per_step_checkpoints_write_once_per_model_call_per_run_once_per_run() -> None:
+    """The peak's runs make 20 model calls each: per-step checkpoints write 20 times a run,
+    per-agent 8 (planner, 5 researchers, writer, reviewer), per-run once (a run cut by the
+    window's ends has fewer calls in it, so the coarser shares are a little above 8/20, 1/20)."""
+    s = course_scenario("peak", duration_seconds=300)
+    writes = {
+        g: run(reference(checkpoint={"granularity": g}), s)[1].metrics
+        for g in ("per_step", "per_agent", "per_run")
+    }
+    agent_steps = writes["per_step"].by_group["agent"].processed
+    assert writes["per_step"].checkpoint_writes == agent_steps
+    per_agent = writes["per_agent"].checkpoint_writes / agent_steps
+    per_run = writes["per_run"].checkpoint_writes / agent_steps
+    assert 8 / 20 <= per_agent <= 1.2 * 8 / 20
+    assert 1 / 20 <= per_run <= 1.2 / 20
+
+
+def test_checkpoint_writes_take_write_capacity_from_the_state_group() -> None:
+    """A store of 40 writes/s: the state group's 20 writes/s share it with 10 checkpoint writes/s
+    per step and 0.5/s per run, so its writes wait longer with per-step checkpoints."""
+    s = course_scenario("peak", duration_seconds=300)
+    store = {"write_capacity_per_second": 40}
+    per_step = run(reference(state_store=store), s)[1].metrics.by_group["state"]
+    per_run = run(reference(state_store=store, checkpoint={"granularity": "per_run"}), s)[
+        1
+    ].metrics.by_group["state"]
+    assert per_step.wait_mean_s > 1.2 * per_run.wait_mean_s

@@ -185,3 +185,47 @@ def test_commit_after_with_durable_dedupe_never_loses_nor_duplicates(
         # committed offset never passes it.
         assert part.committed <= part.hw
         assert all(f == f for f in part.first_finish[: part.hw])  # no NaN
+
+
+@pytest.mark.parametrize("max_poll_records", [1, 20, 50, 200])
+def test_a_crash_after_the_effect_always_repeats_effects_without_dedupe(
+    max_poll_records: int,
+) -> None:
+    """The course's worker crash lands after a step's effect and before its commit on every
+    member, so `dedupe: none` repeats effects on every seed and batch size (and durable dedupe
+    skips exactly those records)."""
+    bad = known_bad("no-dedupe").model_dump(mode="json")
+    bad["consumers"]["agent"]["max_poll_records"] = max_poll_records
+    no_dedupe = Design.model_validate(bad)
+    good = reference(consumers={"agent": {"max_poll_records": max_poll_records}})
+    crash = course_scenario("worker-crash", duration_seconds=480)
+    instances = no_dedupe.consumers.agent.instances
+    for seed in range(1, 31):
+        m = simulate(no_dedupe, crash, seed=seed).metrics
+        assert m.duplicate_effects >= instances, (seed, max_poll_records)
+        ref = simulate(good, crash, seed=seed).metrics
+        assert ref.duplicate_effects == 0
+        assert ref.dedupe_skipped >= instances, (seed, max_poll_records)
+
+
+def test_an_after_effect_crash_dies_at_the_end_of_the_step_in_progress() -> None:
+    """One instance, one partition, ten 1 s records from 1 s: asked to crash at 4.5 s, it dies at
+    5 s, record 3's effect written and not committed; without dedupe records 0-3 repeat."""
+    d = design(
+        event_log={"partitions": 1},
+        delivery={"dedupe": "none"},
+        consumers={"agent": {"instances": 1, "concurrency_per_instance": 1, "max_poll_records": 1}},
+    )
+    crash = {
+        "kind": "worker_crash",
+        "at_seconds": 4.5,
+        "duration_seconds": 10,
+        "instances": 1,
+        "after_effect": True,
+    }
+    m = run_arrays(d, TEN_AT_ONCE, [crash])[1].metrics
+    # One record a batch, committed at each end: only record 3 was done and uncommitted.
+    assert (m.lost, m.duplicate_effects, m.redelivered) == (0, 1, 1)
+    plain = {**crash, "after_effect": False}
+    m = run_arrays(d, TEN_AT_ONCE, [plain])[1].metrics
+    assert m.duplicate_effects == 0  # a kill at 4.5 s finds nothing done and uncommitted

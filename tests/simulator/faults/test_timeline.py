@@ -12,6 +12,7 @@ from simulator.scenario import (
     ConsumerPause,
     Poison,
     Rebalance,
+    RollingRestart,
     SagaFailure,
     Scenario,
     StateFailover,
@@ -29,6 +30,10 @@ def expected_windows(design: Design, scenario: Scenario) -> list[tuple[str, floa
             out.append((f.kind, f.at_seconds, f.at_seconds + design.state_store.failover_seconds))
         elif isinstance(f, Rebalance):
             out.append((f.kind, f.at_seconds, f.at_seconds + f.pause_seconds))
+        elif isinstance(f, RollingRestart):
+            instances = getattr(design.consumers, f.group).instances
+            last = f.at_seconds + (instances - 1) * f.interval_seconds + f.down_seconds
+            out.append((f.kind, f.at_seconds, last))
         elif isinstance(f, ConsumerPause):
             end = f.at_seconds + f.duration_seconds
             expired = f.duration_seconds > f.offsets_retention_hours * 3600
