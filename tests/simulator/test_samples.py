@@ -64,8 +64,11 @@ def test_a_sample_at_a_crash_instant_sees_the_crash(monkeypatch: pytest.MonkeyPa
     instances' steps as gone from flight (every agent instance crashes at 240 s)."""
     d = load_design(STEPS / "designs" / "reference.yaml")
     s = load_scenario(STEPS / "scenarios" / "worker-crash.yaml")
-    crash = s.faults[0]
+    # The course's crash waits for each member's next effect (after_effect); here every instance
+    # must die at the crash instant itself.
+    crash = s.faults[0].model_copy(update={"after_effect": False})
     assert crash.kind == "worker_crash"
+    s = s.model_copy(update={"faults": [crash]})
     result = simulate(d, s, s.seed)
     t_s = result.timeseries.t_s
     at = [i for i, t in enumerate(t_s) if abs(t - crash.at_seconds) < 1e-6]
