@@ -3,7 +3,8 @@ its accounts. A new password and a removal end the account's sessions on every d
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 import typer
 from sqlalchemy.engine import make_url
@@ -12,7 +13,7 @@ from app.accounts import change_password, create_user, remove_account
 from app.commands import ExitCode
 from app.db import database_status, make_engine, make_sessionmaker, session_scope, upgrade
 from app.errors import NotFound
-from app.models import Role
+from app.models import Role, User
 from app.settings import get_settings
 
 
@@ -25,48 +26,48 @@ def migrate() -> None:
     typer.echo(f"{shown}: at revision {status.get('revision')}")
 
 
-def create_user_command(
-    email: Annotated[str, typer.Option(help="The user's email; it is their sign-in name.")],
-    role: Annotated[Role, typer.Option(help="learner or instructor.")] = Role.learner,
-    password: Annotated[
-        str,
-        typer.Option(
-            prompt=True, hide_input=True, confirmation_prompt=True, help="Prompted if left out."
-        ),
-    ] = "",
-) -> None:
-    """Create a user with a password (stored as an argon2id hash)."""
+T = TypeVar("T")
+
+PasswordOption = Annotated[
+    str,
+    typer.Option(
+        prompt=True, hide_input=True, confirmation_prompt=True, help="Prompted if left out."
+    ),
+]
+"""A password typed twice at a hidden prompt unless given."""
+
+
+def _on_accounts(change: Callable[..., T], *args: object) -> T:
+    """Migrate, then run ``change(session, *args)`` in one committed transaction; a ValueError
+    or NotFound it raises exits 2 with its message (the database is left as it was)."""
     settings = get_settings()
     upgrade(settings.database_url)
     factory = make_sessionmaker(make_engine(settings.database_url))
     try:
         for session in session_scope(factory):
-            user = create_user(session, email, role, password)
-    except ValueError as exc:
+            result = change(session, *args)
+    except (ValueError, NotFound) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    return result
+
+
+def create_user_command(
+    email: Annotated[str, typer.Option(help="The user's email; it is their sign-in name.")],
+    role: Annotated[Role, typer.Option(help="learner or instructor.")] = Role.learner,
+    password: PasswordOption = "",
+) -> None:
+    """Create a user with a password (stored as an argon2id hash)."""
+    user: User = _on_accounts(create_user, email, role, password)
     typer.echo(f"created {user.role.value} {user.email} (id {user.id})")
 
 
 def set_password_command(
     email: Annotated[str, typer.Option(help="The account's email.")],
-    password: Annotated[
-        str,
-        typer.Option(
-            prompt=True, hide_input=True, confirmation_prompt=True, help="Prompted if left out."
-        ),
-    ] = "",
+    password: PasswordOption = "",
 ) -> None:
     """Give an account a new password; every session of the account ends (all devices)."""
-    settings = get_settings()
-    upgrade(settings.database_url)
-    factory = make_sessionmaker(make_engine(settings.database_url))
-    try:
-        for session in session_scope(factory):
-            user = change_password(session, email, password)
-    except (ValueError, NotFound) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    user: User = _on_accounts(change_password, email, password)
     typer.echo(f"new password for {user.email}; its sessions have ended")
 
 
@@ -80,13 +81,5 @@ def remove_user_command(
     if not yes:
         typer.echo("not removed", err=True)
         raise typer.Exit(ExitCode.BAD_INPUT)
-    settings = get_settings()
-    upgrade(settings.database_url)
-    factory = make_sessionmaker(make_engine(settings.database_url))
-    try:
-        for session in session_scope(factory):
-            user = remove_account(session, email)
-    except NotFound as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(ExitCode.BAD_INPUT) from exc
+    user: User = _on_accounts(remove_account, email)
     typer.echo(f"removed {user.email} (id {user.id}); its sessions have ended")
