@@ -107,6 +107,12 @@ class Load(_Part):
     runs_per_second: float | None = Field(0.5, ge=0, le=10_000)
     step_events_per_second: float | None = Field(None, ge=0, le=1_000_000)
     arrivals: Literal["poisson", "even"] = "poisson"
+    run_model: Literal["open_loop", "causal"] = Field(
+        "open_loop",
+        description="open_loop: a run's step events arrive on a fixed schedule whatever happens "
+        "to its earlier steps; causal: each run is a task graph whose next step event is "
+        "produced only when the step before it has been applied (simulator/engine/causal.py).",
+    )
     fan_out: FanOut = Field(default_factory=FanOut)
     step_time: StepTimes = Field(default_factory=StepTimes)
     tokens: Tokens = Field(default_factory=Tokens)

@@ -89,7 +89,6 @@ class Windows:
         return i >= 0 and t < self.ends[i]
 
 
-
 class Interruptible:
     """Mixin for a capacity with outage windows: inside one, ``admit`` answers REJECT_DOWN.
 
@@ -145,7 +144,6 @@ class Provider(Interruptible):
         self.outages = Windows()
         self.rejected_429 = 0
         self.rejected_down = 0
-
 
     def admit(self, t: float, step_s: float) -> float:
         """Try a call at ``t`` lasting ``step_s``: its finish time, or REJECT_429 / REJECT_DOWN."""

@@ -34,9 +34,10 @@ import numpy as np
 import simpy
 
 from simulator.capacity import capacity_limits, smallest_limit
-from simulator.design import CommitMode, Design
+from simulator.design import CommitMode, Design, PartitionKey
+from simulator.engine.causal import CausalRuns, order_violations, run_latencies
 from simulator.engine.consumers import ConsumerGroup
-from simulator.engine.eventlog import Topic, build_topic
+from simulator.engine.eventlog import Topic, build_topic, causal_topic, graph_partitions, key_codes
 from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
@@ -49,6 +50,7 @@ from simulator.engine.metrics import (
 from simulator.engine.outbox import outbox_relay
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
+from simulator.engine.taskgraph import KIND_STATE
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
@@ -98,13 +100,22 @@ class Simulation:
         # explicit workload may be simulated again under another design).
         store = design.state_store
         state_load = workload.groups["state"]
+        scale = latency_scale(store, state_load.mean_step_s)
         scaled = dataclasses.replace(
             state_load,
-            step_s=state_load.step_s * latency_scale(store, state_load.mean_step_s),
+            step_s=state_load.step_s * scale,
             mean_step_s=store.write_latency_ms / 1000.0,
         )
-        workload = dataclasses.replace(workload, groups={**workload.groups, "state": scaled})
+        graph = workload.graph
+        if graph is not None:
+            steps = graph.step_s.copy()
+            steps[graph.kind == KIND_STATE] *= scale
+            graph = dataclasses.replace(graph, step_s=steps)
+        workload = dataclasses.replace(
+            workload, groups={**workload.groups, "state": scaled}, graph=graph
+        )
         self.workload = workload
+        self.graph = graph
         # Step events reach the log through the design's outbox relay, if any (engine/outbox.py).
         relay = outbox_relay(design, scenario.deterministic, rngs[OUTBOX_RELAY])
         for name in GROUPS:
@@ -151,8 +162,26 @@ class Simulation:
         chart_t = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
         for name in GROUPS:
             topic = self.topics[name]
-            topic.precompute_log_ends(chart_t)
-            self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, topic.log_end_grid())
+            if graph is None:
+                topic.precompute_log_ends(chart_t)
+                ends: np.ndarray | None = topic.log_end_grid()
+            else:
+                ends = None
+            self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, ends)
+        self.world: CausalRuns | None = None
+        self._keys = np.empty(0, dtype=np.uint64)
+        if graph is not None:
+            timestamp = design.event_log.partition_key is PartitionKey.arrival_timestamp
+            self.world = CausalRuns(
+                graph,
+                [self.groups[name] for name in GROUPS],
+                graph_partitions(design, graph),
+                design.event_log.partitions,
+                timestamp,
+                relay,
+            )
+            for name in GROUPS:
+                self.groups[name].world = self.world
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # Filled from the groups' samples when the run ends (_collect_samples).
         self.fine_backlog: dict[str, np.ndarray] = {}
@@ -164,9 +193,20 @@ class Simulation:
     # ------------------------------------------------------------------ processes
 
     def advance(self, t: float, names: Iterable[str] = GROUPS) -> None:
-        """Bring the data plane of the named groups up to ``t`` seconds."""
+        """Bring the data plane of the named groups up to ``t`` seconds (every group, for a
+        causal run: their logs grow from one another)."""
+        if self.world is not None:
+            self.world.advance(t)
+            return
         for name in names:
             self.groups[name].advance(t)
+
+    def log_end(self, name: str, t: float) -> int:
+        """Events of group ``name`` in its log by ``t`` seconds (for a causal run, appended so
+        far: the group must have been advanced to ``t``)."""
+        if self.world is not None:
+            return self.world.log_end(self.groups[name])
+        return self.topics[name].log_end(t)
 
     def _auto_commit(
         self, group: ConsumerGroup, interval_s: float
@@ -219,6 +259,24 @@ class Simulation:
         last = float(self.fine_t[-1])
         self.env.run(until=math.nextafter(last, math.inf))
         self.advance(max(last, self.duration))
+        if self.world is not None and self.graph is not None:
+            written = np.frombuffer(self.world.stage_written_s, dtype=np.float64)
+            for kind, name in enumerate(GROUPS):
+                group = self.groups[name]
+                rows = self.graph.kind == kind
+                keys = np.zeros(self.graph.events, dtype=np.uint64)
+                load = dataclasses.replace(
+                    self.workload.groups[name],
+                    run=self.graph.run[rows],
+                    tenant=self.graph.tenant[rows],
+                    task=self.graph.task[rows],
+                    arrival_s=np.zeros(int(rows.sum())),
+                    step_s=np.zeros(int(rows.sum())),
+                )
+                keys[rows] = key_codes(self.design, load)
+                self.topics[name] = causal_topic(
+                    name, self.design.event_log.partitions, group.parts, self.graph, written, keys
+                )
         self._collect_samples()
 
     def _collect_samples(self) -> None:
@@ -372,6 +430,8 @@ class Simulation:
             http_429s=agent_g.http_429s,
             by_group=by_group,
         )
+        if self.world is not None and self.graph is not None:
+            metrics = metrics.model_copy(update=self._run_figures())
         timeseries = self._timeseries(lag_total, busy, np.concatenate(finishes_all))
         return SimulationResult(
             simulator_version=SIMULATOR_VERSION,
@@ -383,6 +443,33 @@ class Simulation:
             fault_windows=list(self.fault_windows),
             notes=list(self.notes),
         )
+
+    def _run_figures(self) -> dict[str, float | int]:
+        """The causal run's figures: run latency percentiles, runs completed and stalled, and
+        order violations per run and per agent task (``simulator.engine.causal``)."""
+        world, graph = self.world, self.graph
+        assert world is not None and graph is not None
+        done = np.frombuffer(world.run_done_s, dtype=np.float64)
+        latency, completed, stalled = run_latencies(graph.request_s, done, self.duration)
+        p50, p95, p99 = percentiles(latency, [50, 95, 99])
+        by_run = by_task = 0
+        for name in GROUPS:
+            topic = self.topics[name]
+            if topic.event is None or topic.event.size == 0:
+                continue
+            applied = self.first_times(name)[1]
+            ev = topic.event
+            by_run += order_violations(graph.run[ev], topic.written_s, ev, applied)
+            by_task += order_violations(graph.task[ev], topic.written_s, ev, applied)
+        return {
+            "run_latency_p50_s": sig(p50),
+            "run_latency_p95_s": sig(p95),
+            "run_latency_p99_s": sig(p99),
+            "runs_completed": completed,
+            "runs_stalled": stalled,
+            "order_violations_run": by_run,
+            "order_violations_task": by_task,
+        }
 
     def _timeseries(
         self, lag_total: np.ndarray, busy: np.ndarray, finishes: np.ndarray

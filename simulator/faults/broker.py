@@ -92,6 +92,8 @@ class BrokerLosses(FaultLayer):
     fault in ``outcomes``. Contributes to ``lost``, ``log_lost``, ``producer_blocked_seconds``,
     and a note per loss."""
 
+    causal_ready = False
+
     kinds = ("broker_loss",)
 
     def __init__(self) -> None:

@@ -122,6 +122,7 @@ class CheckpointRework(FaultLayer):
         topic = self.topic
         if (
             not self.drives_runs
+            or group.world is not None
             or topic is None
             or group.name != "agent"
             or self.granularity is CheckpointGranularity.per_step
@@ -198,11 +199,16 @@ class CheckpointWrites(FaultLayer):
 
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Reserve the checkpoints' share of the store's write capacity for the window."""
-        topic = sim.topics["agent"]
-        steps = int(topic.arrival_s.size)
+        graph = sim.graph
+        if graph is not None:
+            steps = int((graph.kind == 0).sum())
+            runs = graph.runs
+        else:
+            topic = sim.topics["agent"]
+            steps = int(topic.arrival_s.size)
+            runs = int(np.unique(topic.run).size) if steps else 0
         if steps == 0:
             return
-        runs = int(np.unique(topic.run).size)
         writes = runs * checkpoint_writes_per_run(sim.design, steps / runs)
         self.per_agent_step = writes / steps
         self.writes_per_s = writes / sim.duration

@@ -106,7 +106,7 @@ def _unstarted(sim: Simulation, group_name: str, t: float) -> int:
     """Events of ``group_name`` that arrived by ``t`` and had neither started nor been given up
     (the group must have been advanced to ``t``): its backlog at ``t``."""
     group = sim.groups[group_name]
-    return sim.topics[group_name].log_end(t) - group.started_first - group.never_started_gone
+    return sim.log_end(group_name, t) - group.started_first - group.never_started_gone
 
 
 COMMIT_LEAD_S = 1e-6

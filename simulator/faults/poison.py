@@ -75,6 +75,8 @@ class PoisonEvents(FaultLayer):
     """``poison`` faults (see the module docstring): ``states``, one :class:`PoisonState` per
     group with poison (by group name). Contributes ``order_violations`` and a note per group."""
 
+    causal_ready = False
+
     kinds = ("poison",)
 
     def __init__(self) -> None:

@@ -162,6 +162,8 @@ class Sagas(FaultLayer):
     (None before the fault starts). Contributes ``saga_compensations``,
     ``sagas_to_human_queue``, to ``duplicate_effects``, and a note."""
 
+    causal_ready = False
+
     kinds = ("saga_failure",)
 
     def __init__(self) -> None:

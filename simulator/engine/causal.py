@@ -1,0 +1,272 @@
+"""Runs as causal task graphs in motion: step events produced as the steps before them are applied.
+
+A run's graph (``simulator.engine.taskgraph``) says which stage follows which. This module is the
+producer side of the data plane for a runs-driven scenario:
+
+- When a stage's last event is *applied* (completed for the first time, reported by the consumer
+  groups' data plane through :meth:`CausalRuns.applied`), the stages waiting for it are produced:
+  the next stage of its task, the researchers after the planner, the writer once every researcher
+  is done.
+- A produced event is written at the apply time (its *write time*, where its latency starts), goes
+  through the design's outbox relay if any (``simulator.engine.outbox``), and is appended to its
+  partition's log on the next tick of :data:`PRODUCE_TICK_S` after that. The tick stands for the
+  producer's linger, the broker's append and the consumer's fetch (Kafka's producer lingers 5 ms
+  by default since 4.0; a fetch returns as soon as a record is there): 0-20 ms, 10 ms on average,
+  per hop. It is also what lets the three consumer groups run their own time-ordered loops: an
+  event produced in one tick reaches a log only at the next, so every group can be brought to the
+  tick's end on its own (a conservative lockstep, exact for this model).
+- A step that is never applied (lost, dropped, parked in the dead-letter queue) produces nothing,
+  so its run *stalls*; a backlog delays every later step of the runs waiting on it.
+
+The partition of an event follows the design's key (``simulator.engine.eventlog.partitions_of``),
+computed up front except for ``arrival_timestamp``, whose key is the append time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from simulator.engine.outbox import OutboxRelay
+from simulator.engine.partition import DONE, IDLE, MASK, PBITS, STREAM_END, TICKS_PER_S
+from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
+
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.partition import Partition
+
+PRODUCE_TICK_S = 0.02
+"""Seconds between the ticks on which produced step events reach the log (see the docstring)."""
+
+_M1 = 0xFF51AFD7ED558CCD
+_M2 = 0xC4CEB9FE1A85EC53
+_U64 = (1 << 64) - 1
+
+DeliveryHook = Callable[["ConsumerGroup", "Partition", int, int, float], None]
+"""A fault's look at every appended event: ``(group, partition, offset, event id, time s)``."""
+
+
+def fmix64_int(key: int) -> int:
+    """MurmurHash3's fmix64 of one 64-bit integer (as ``simulator.engine.eventlog.fmix64``)."""
+    k = key & _U64
+    k ^= k >> 33
+    k = (k * _M1) & _U64
+    k ^= k >> 33
+    k = (k * _M2) & _U64
+    k ^= k >> 33
+    return k
+
+
+class CausalRuns:
+    """Produces every run's step events as its graph allows and appends them to the groups' logs.
+
+    ``graph``: the runs (its ``step_s`` as the groups see them); ``groups``: the consumer groups in
+    kind order (agent, tool, state); ``partition``: per event, its partition (shape ``(E,)``
+    int64; ignored for a timestamp key); ``timestamp_key``: partition by the append time in whole
+    milliseconds (``partitions`` partitions); ``relay``: the outbox relay or None.
+
+    After the run: ``run_done_s`` (per run, the apply time of its last stage, NaN when unfinished),
+    ``stage_written_s`` (per stage, when it was produced, NaN when never).
+    """
+
+    def __init__(
+        self,
+        graph: TaskGraph,
+        groups: Sequence[ConsumerGroup],
+        partition: np.ndarray,
+        partitions: int,
+        timestamp_key: bool,
+        relay: OutboxRelay | None,
+        tick_s: float = PRODUCE_TICK_S,
+    ):
+        self.graph = graph
+        self.groups = list(groups)
+        self.tick_s = tick_s
+        self.relay = relay
+        self.partitions = partitions
+        self.timestamp_key = timestamp_key
+        self.ev_stage: list[int] = graph.stage.tolist()
+        self.ev_kind: list[int] = graph.kind.tolist()
+        self.ev_part: list[int] = partition.tolist()
+        self.ev_step: list[float] = graph.step_s.tolist()
+        self.stage_lo: list[int] = graph.stage_lo.tolist()
+        self.stage_left: list[int] = np.diff(graph.stage_lo).tolist()
+        self.stage_next: list[int] = graph.stage_next.tolist()
+        self.stage_need: list[int] = graph.stage_need.tolist()
+        self.stage_run: list[int] = graph.stage_run.tolist()
+        self.fan_out = graph.fan_out
+        self.stage_written_s = array("d", [math.nan]) * len(self.stage_next)
+        self.run_done_s = array("d", [math.nan]) * graph.runs
+        self.buckets: dict[int, list[int]] = {}
+        self.bucket_keys: list[int] = []
+        self.delivery_hooks: list[DeliveryHook] = []
+        self._relay_next = None
+        for r, s in zip(graph.first_stage.tolist(), graph.request_s.tolist(), strict=True):
+            self.stage_need[r] = 0
+            self._produce(r, s)
+
+    # ------------------------------------------------------------------ producing
+
+    def _produce(self, stage: int, t: float) -> None:
+        """Stage ``stage`` is produced at ``t`` seconds: its events reach the log on the tick
+        after their publish time."""
+        self.stage_written_s[stage] = t
+        relay = self.relay
+        publish = t if relay is None else relay.publish_time(t)
+        k = int(publish / self.tick_s) + 1
+        bucket = self.buckets.get(k)
+        if bucket is None:
+            self.buckets[k] = [stage]
+            heapq.heappush(self.bucket_keys, k)
+        else:
+            bucket.append(stage)
+
+    def applied(self, event: int, t: float) -> None:
+        """Event ``event`` was applied for the first time at ``t``: produce what waited for it."""
+        stage = self.ev_stage[event]
+        left = self.stage_left[stage] - 1
+        self.stage_left[stage] = left
+        if left:
+            return
+        nxt = self.stage_next[stage]
+        need = self.stage_need
+        if nxt >= 0:
+            need[nxt] -= 1
+            if need[nxt] == 0:
+                self._produce(nxt, t)
+        elif nxt == NEXT_FAN_OUT:
+            for x in self.fan_out[stage]:
+                need[x] -= 1
+                if need[x] == 0:
+                    self._produce(x, t)
+        else:
+            self.run_done_s[self.stage_run[stage]] = t
+
+    def _deliver(self, k: int) -> None:
+        """Append the events of tick ``k`` to their partitions and wake the idle ones."""
+        t = k * self.tick_s
+        stages = self.buckets.pop(k)
+        if len(stages) > 1:
+            # Appended in the order they were produced (the groups run their ticks one after
+            # another, so the list is in the order the groups reached them).
+            written = self.stage_written_s
+            stages.sort(key=lambda x: (written[x], x))
+        lo = self.stage_lo
+        kinds = self.ev_kind
+        ev_part = self.ev_part
+        steps = self.ev_step
+        groups = self.groups
+        hooks = self.delivery_hooks
+        tick_key = int(t * TICKS_PER_S) << PBITS
+        nan = math.nan
+        for stage in stages:
+            for e in range(lo[stage], lo[stage + 1]):
+                g = groups[kinds[e]]
+                if self.timestamp_key:
+                    # The record's timestamp is its create time: when the stage was produced.
+                    code = (4 << 56) | int(math.floor(self.stage_written_s[stage] * 1000.0))
+                    p = fmix64_int(code) % self.partitions
+                else:
+                    p = ev_part[e]
+                part = g.parts[p]
+                offset = part.n
+                part.arrival.append(t)
+                part.step.append(steps[e])
+                part.ev.append(e)
+                part.first_finish.append(nan)
+                part.first_start.append(nan)
+                part.n = offset + 1
+                for hook in hooks:
+                    hook(g, part, offset, e, t)
+                if part.stream_wait or part.state == DONE:
+                    part.stream_wait = False
+                    part.state = IDLE
+                    part.next_t = t
+                    heapq.heappush(g.heap, tick_key | p)
+
+    # ------------------------------------------------------------------ time
+
+    def advance(self, until: float) -> None:
+        """Bring every group's data plane to ``until`` seconds, delivering produced events on
+        their ticks (see the module docstring)."""
+        until_key = (int(until * TICKS_PER_S) << PBITS) | MASK
+        groups = self.groups
+        tick = self.tick_s
+        bucket_keys = self.bucket_keys
+        while True:
+            if bucket_keys:
+                b = bucket_keys[0]
+                b_key = int(b * tick * TICKS_PER_S) << PBITS
+            else:
+                b = -1
+                b_key = STREAM_END
+            a = STREAM_END
+            for g in groups:
+                k = g.next_key()
+                if k < a:
+                    a = k
+            if b_key <= a and b_key <= until_key:
+                for g in groups:
+                    g.advance_to_key(b_key - 1)
+                heapq.heappop(bucket_keys)
+                self._deliver(b)
+                continue
+            if a > until_key:
+                break
+            a_t = (a >> PBITS) / TICKS_PER_S
+            w_key = (int((math.floor(a_t / tick) + 1) * tick * TICKS_PER_S) << PBITS) - 1
+            limit = min(until_key, w_key, b_key - 1)
+            if limit < a:
+                limit = a | MASK
+            for g in groups:
+                if g.next_key() <= limit:
+                    g.advance_to_key(limit)
+        for g in groups:
+            g.advance_to_key(until_key)
+
+    def log_end(self, group: ConsumerGroup) -> int:
+        """Events appended to ``group``'s log so far (every partition's log-end offset)."""
+        return sum(part.n for part in group.parts)
+
+
+def run_latencies(
+    request_s: np.ndarray, done_s: np.ndarray, duration_s: float
+) -> tuple[np.ndarray, int, int]:
+    """Each run's latency in seconds (request to report; a run unfinished at ``duration_s``
+    counts its age then, censored), shape ``(R,)``; the runs completed and the runs unfinished."""
+    done = done_s <= duration_s
+    latency = np.where(done, done_s - request_s, duration_s - request_s)
+    completed = int(done.sum())
+    return latency, completed, int(request_s.size) - completed
+
+
+def order_violations(
+    aggregate: np.ndarray, written_s: np.ndarray, event: np.ndarray, applied_s: np.ndarray
+) -> int:
+    """Events applied before an earlier-written event of the same aggregate, in one topic.
+
+    All arrays shape ``(n,)``: the aggregate (run or task id) of each event, its write time
+    (seconds), its event id (ties in write time: the lower id was written first) and its first
+    apply time (NaN: never applied, not counted). An event counts when some event of its
+    aggregate written before it was applied after it."""
+    ok = ~np.isnan(applied_s)
+    if not ok.any():
+        return 0
+    agg, written, ev, applied = aggregate[ok], written_s[ok], event[ok], applied_s[ok]
+    order = np.lexsort((ev, written, agg))
+    agg, applied = agg[order], applied[order]
+    first = np.ones(agg.size, dtype=bool)
+    first[1:] = agg[1:] != agg[:-1]
+    # Running maximum of the apply times within each aggregate, of the events before this one.
+    shift = np.cumsum(first) * (float(np.nanmax(applied)) + 1.0)
+    running = np.maximum.accumulate(applied + shift) - shift
+    before = np.empty_like(running)
+    before[0] = -np.inf
+    before[1:] = running[:-1]
+    before[first] = -np.inf
+    return int((applied < before).sum())
