@@ -28,17 +28,29 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from simulator.engine.outbox import OutboxRelay
-from simulator.engine.partition import DONE, IDLE, MASK, PBITS, STREAM_END, TICKS_PER_S
+from simulator.engine.partition import DONE, IDLE, MASK, PBITS, STREAM_END, TICKS_PER_S, Partition
 from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
 
-if TYPE_CHECKING:
-    from simulator.engine.consumers import ConsumerGroup
-    from simulator.engine.partition import Partition
+
+class ConsumerGroup(Protocol):
+    """What the producer needs of a consumer group (``simulator.engine.consumers``)."""
+
+    name: str
+    parts: list[Partition]
+    heap: list[int]
+
+    def next_key(self) -> int:
+        """Key of the group's next action."""
+        ...
+
+    def advance_to_key(self, limit_key: int) -> None:
+        """Process every action up to ``limit_key``."""
+        ...
 
 PRODUCE_TICK_S = 0.02
 """Seconds between the ticks on which produced step events reach the log (see the docstring)."""
@@ -47,7 +59,7 @@ _M1 = 0xFF51AFD7ED558CCD
 _M2 = 0xC4CEB9FE1A85EC53
 _U64 = (1 << 64) - 1
 
-DeliveryHook = Callable[["ConsumerGroup", "Partition", int, int, float], None]
+DeliveryHook = Callable[[ConsumerGroup, Partition, int, int, float], None]
 """A fault's look at every appended event: ``(group, partition, offset, event id, time s)``."""
 
 
