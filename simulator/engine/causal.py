@@ -33,7 +33,18 @@ from typing import Protocol
 import numpy as np
 
 from simulator.engine.outbox import OutboxRelay
-from simulator.engine.partition import DONE, IDLE, MASK, PBITS, STREAM_END, TICKS_PER_S, Partition
+from simulator.engine.partition import (
+    DONE,
+    IDLE,
+    MASK,
+    PBITS,
+    STREAM_END,
+    TICKS_PER_S,
+    Partition,
+)
+from simulator.engine.partition import (
+    DROP as DROP_OFFSET,
+)
 from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
 
 
@@ -43,6 +54,7 @@ class ConsumerGroup(Protocol):
     name: str
     parts: list[Partition]
     heap: list[int]
+    sample_key: int
 
     def next_key(self) -> int:
         """Key of the group's next action."""
@@ -58,6 +70,19 @@ PRODUCE_TICK_S = 0.02
 _M1 = 0xFF51AFD7ED558CCD
 _M2 = 0xC4CEB9FE1A85EC53
 _U64 = (1 << 64) - 1
+
+class Gate:
+    """A partition's producers blocked or dropping until ``until_s`` (a broker loss); counts the
+    events ``delayed`` and ``dropped``."""
+
+    __slots__ = ("until_s", "drop", "delayed", "dropped")
+
+    def __init__(self, until_s: float, drop: bool):
+        self.until_s = until_s
+        self.drop = drop
+        self.delayed = 0
+        self.dropped = 0
+
 
 DeliveryHook = Callable[[ConsumerGroup, Partition, int, int, float], None]
 """A fault's look at every appended event: ``(group, partition, offset, event id, time s)``."""
@@ -117,6 +142,9 @@ class CausalRuns:
         self.buckets: dict[int, list[int]] = {}
         self.bucket_keys: list[int] = []
         self.delivery_hooks: list[DeliveryHook] = []
+        # (kind, partition) -> its gate while brokers are lost (see :meth:`gate`).
+        self.gates: dict[tuple[int, int], Gate] = {}
+        self.held: dict[int, list[int]] = {}
         self._relay_next = None
         for r, s in zip(graph.first_stage.tolist(), graph.request_s.tolist(), strict=True):
             self.stage_need[r] = 0
@@ -159,33 +187,79 @@ class CausalRuns:
         else:
             self.run_done_s[self.stage_run[stage]] = t
 
-    def _deliver(self, k: int) -> None:
-        """Append the events of tick ``k`` to their partitions and wake the idle ones."""
+    def gate(self, kind: int, partition: int, gate: Gate) -> None:
+        """Until ``gate.until_s``, events for ``partition`` of the group of ``kind`` wait in their
+        producers (``gate.drop`` False: they reach the log on the first tick after) or are lost
+        (``gate.drop``: appended and dropped, as an ``acks=0`` send to an offline partition)."""
+        self.gates[(kind, partition)] = gate
+
+    def _hold(self, event: int, until_s: float) -> None:
+        k = int(until_s / self.tick_s) + 1
+        held = self.held.get(k)
+        if held is None:
+            self.held[k] = [event]
+            if k not in self.buckets:
+                heapq.heappush(self.bucket_keys, k)
+        else:
+            held.append(event)
+
+    def _deliver(self, k: int, tick_key: int) -> None:
+        """Append the events of tick ``k`` (heap key ``tick_key``) to their partitions and wake
+        the idle ones. A group first takes its samples due before the tick (they read its
+        log-end offsets)."""
         t = k * self.tick_s
-        stages = self.buckets.pop(k)
+        stages = self.buckets.pop(k, [])
+        held = self.held.pop(k, None)
+        if held is not None and held:
+            self._append(held, t, tick_key, -1)
+        if stages:
+            self._deliver_stages(stages, t, tick_key)
+
+    def _deliver_stages(self, stages: list[int], t: float, tick_key: int) -> None:
+        written = self.stage_written_s
         if len(stages) > 1:
-            # Appended in the order they were produced (the groups run their ticks one after
+            # Appended in the order they were written (the groups run their ticks one after
             # another, so the list is in the order the groups reached them).
-            written = self.stage_written_s
             stages.sort(key=lambda x: (written[x], x))
         lo = self.stage_lo
         kinds = self.ev_kind
         ev_part = self.ev_part
         steps = self.ev_step
         groups = self.groups
+        parts_of = [g.parts for g in groups]
+        synced = [False, False, False]
         hooks = self.delivery_hooks
-        tick_key = int(t * TICKS_PER_S) << PBITS
+        timestamp = self.timestamp_key
+        heappush = heapq.heappush
         nan = math.nan
+        gates = self.gates
         for stage in stages:
             for e in range(lo[stage], lo[stage + 1]):
-                g = groups[kinds[e]]
-                if self.timestamp_key:
+                kind = kinds[e]
+                if not synced[kind]:
+                    synced[kind] = True
+                    g = groups[kind]
+                    if g.sample_key < tick_key:
+                        g.advance_to_key(tick_key - 1)
+                if timestamp:
                     # The record's timestamp is its create time: when the stage was produced.
-                    code = (4 << 56) | int(math.floor(self.stage_written_s[stage] * 1000.0))
+                    code = (4 << 56) | int(math.floor(written[stage] * 1000.0))
                     p = fmix64_int(code) % self.partitions
                 else:
                     p = ev_part[e]
-                part = g.parts[p]
+                if gates:
+                    gate = gates.get((kind, p))
+                    if gate is not None and t < gate.until_s:
+                        if not gate.drop:
+                            gate.delayed += 1
+                            self._hold(e, gate.until_s)
+                            continue
+                        gate.dropped += 1
+                        part = parts_of[kind][p]
+                        if part.fail_attempts is None:
+                            part.fail_attempts = {}
+                        part.fail_attempts[part.n] = DROP_OFFSET
+                part = parts_of[kind][p]
                 offset = part.n
                 part.arrival.append(t)
                 part.step.append(steps[e])
@@ -193,13 +267,45 @@ class CausalRuns:
                 part.first_finish.append(nan)
                 part.first_start.append(nan)
                 part.n = offset + 1
-                for hook in hooks:
-                    hook(g, part, offset, e, t)
+                if hooks:
+                    for hook in hooks:
+                        hook(groups[kind], part, offset, e, t)
                 if part.stream_wait or part.state == DONE:
                     part.stream_wait = False
                     part.state = IDLE
                     part.next_t = t
-                    heapq.heappush(g.heap, tick_key | p)
+                    heappush(groups[kind].heap, tick_key | p)
+
+    def _append(self, events: list[int], t: float, tick_key: int, stage: int) -> None:
+        """Append events that waited in their producers (their partitions are the ones they
+        were produced for)."""
+        written = self.stage_written_s
+        for e in events:
+            stage = self.ev_stage[e]
+            kind = self.ev_kind[e]
+            g = self.groups[kind]
+            if g.sample_key < tick_key:
+                g.advance_to_key(tick_key - 1)
+            if self.timestamp_key:
+                code = (4 << 56) | int(math.floor(written[stage] * 1000.0))
+                p = fmix64_int(code) % self.partitions
+            else:
+                p = self.ev_part[e]
+            part = g.parts[p]
+            offset = part.n
+            part.arrival.append(t)
+            part.step.append(self.ev_step[e])
+            part.ev.append(e)
+            part.first_finish.append(math.nan)
+            part.first_start.append(math.nan)
+            part.n = offset + 1
+            for hook in self.delivery_hooks:
+                hook(g, part, offset, e, t)
+            if part.stream_wait or part.state == DONE:
+                part.stream_wait = False
+                part.state = IDLE
+                part.next_t = t
+                heapq.heappush(g.heap, tick_key | p)
 
     # ------------------------------------------------------------------ time
 
@@ -210,6 +316,7 @@ class CausalRuns:
         groups = self.groups
         tick = self.tick_s
         bucket_keys = self.bucket_keys
+        heappop = heapq.heappop
         while True:
             if bucket_keys:
                 b = bucket_keys[0]
@@ -223,10 +330,8 @@ class CausalRuns:
                 if k < a:
                     a = k
             if b_key <= a and b_key <= until_key:
-                for g in groups:
-                    g.advance_to_key(b_key - 1)
-                heapq.heappop(bucket_keys)
-                self._deliver(b)
+                heappop(bucket_keys)
+                self._deliver(b, b_key)
                 continue
             if a > until_key:
                 break

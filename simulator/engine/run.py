@@ -48,9 +48,10 @@ from simulator.engine.metrics import (
     sig,
 )
 from simulator.engine.outbox import outbox_relay
+from simulator.engine.partition import Partition
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
-from simulator.engine.taskgraph import KIND_STATE
+from simulator.engine.taskgraph import KIND_STATE, TaskGraph
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
@@ -169,8 +170,9 @@ class Simulation:
                 ends = None
             self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, ends)
         self.world: CausalRuns | None = None
-        self._keys = np.empty(0, dtype=np.uint64)
+        self.event_keys = np.empty(0, dtype=np.uint64)
         if graph is not None:
+            self.event_keys = self._graph_keys(graph)
             timestamp = design.event_log.partition_key is PartitionKey.arrival_timestamp
             self.world = CausalRuns(
                 graph,
@@ -200,6 +202,32 @@ class Simulation:
             return
         for name in names:
             self.groups[name].advance(t)
+
+    def _graph_keys(self, graph: TaskGraph) -> np.ndarray:
+        """The key code of every event of a causal run graph (shape ``(E,)`` uint64; for a
+        timestamp key, the run's: the append time decides the partition)."""
+        keys = np.zeros(graph.events, dtype=np.uint64)
+        for kind, name in enumerate(GROUPS):
+            rows = graph.kind == kind
+            load = dataclasses.replace(
+                self.workload.groups[name],
+                run=graph.run[rows],
+                tenant=graph.tenant[rows],
+                task=graph.task[rows],
+                arrival_s=np.zeros(int(rows.sum())),
+                step_s=np.zeros(int(rows.sum())),
+            )
+            keys[rows] = key_codes(self.design, load)
+        return keys
+
+    def partition_keys(self, name: str, part: Partition) -> np.ndarray:
+        """The key code of every offset of ``part`` in group ``name``'s log so far (shape
+        ``(n,)`` uint64)."""
+        if self.world is not None:
+            return self.event_keys[np.asarray(part.ev, dtype=np.int64)]
+        topic = self.topics[name]
+        lo = int(topic.start[part.pid])
+        return topic.key[lo : lo + part.n]
 
     def log_end(self, name: str, t: float) -> int:
         """Events of group ``name`` in its log by ``t`` seconds (for a causal run, appended so
@@ -261,21 +289,14 @@ class Simulation:
         self.advance(max(last, self.duration))
         if self.world is not None and self.graph is not None:
             written = np.frombuffer(self.world.stage_written_s, dtype=np.float64)
-            for kind, name in enumerate(GROUPS):
-                group = self.groups[name]
-                rows = self.graph.kind == kind
-                keys = np.zeros(self.graph.events, dtype=np.uint64)
-                load = dataclasses.replace(
-                    self.workload.groups[name],
-                    run=self.graph.run[rows],
-                    tenant=self.graph.tenant[rows],
-                    task=self.graph.task[rows],
-                    arrival_s=np.zeros(int(rows.sum())),
-                    step_s=np.zeros(int(rows.sum())),
-                )
-                keys[rows] = key_codes(self.design, load)
+            for name in GROUPS:
                 self.topics[name] = causal_topic(
-                    name, self.design.event_log.partitions, group.parts, self.graph, written, keys
+                    name,
+                    self.design.event_log.partitions,
+                    self.groups[name].parts,
+                    self.graph,
+                    written,
+                    self.event_keys,
                 )
         self._collect_samples()
 
