@@ -84,6 +84,12 @@ class Metrics(_Out):
     )
     run_latency_p95_s: float | None = None
     run_latency_p99_s: float | None = None
+    run_critical_path_s: float | None = Field(
+        None,
+        description="Median over the runs of their critical path: the latency a run would have "
+        "if nothing queued (planner, longest researcher, writer, reviewer; each hop's mean "
+        "publish delay included), seconds.",
+    )
     runs_completed: int | None = Field(
         None, description="Runs requested in the window whose report was applied by its end."
     )

@@ -145,6 +145,15 @@ class CausalRuns:
         # (kind, partition) -> its gate while brokers are lost (see :meth:`gate`).
         self.gates: dict[tuple[int, int], Gate] = {}
         self.held: dict[int, list[int]] = {}
+        # Model calls applied so far and their seconds, per task and per run (kept when a layer
+        # asks: ``track_model_work``; the checkpoint rework of a crash reads them).
+        self.track = False
+        self.task_calls: list[int] = []
+        self.task_call_s: list[float] = []
+        self.run_calls: list[int] = []
+        self.run_call_s: list[float] = []
+        self.ev_task: list[int] = []
+        self.ev_run: list[int] = []
         self._relay_next = None
         for r, s in zip(graph.first_stage.tolist(), graph.request_s.tolist(), strict=True):
             self.stage_need[r] = 0
@@ -166,8 +175,26 @@ class CausalRuns:
         else:
             bucket.append(stage)
 
+    def track_model_work(self) -> None:
+        """Keep the model calls applied per task and per run from now on."""
+        graph = self.graph
+        tasks = int(graph.task.max()) + 1 if graph.events else 0
+        self.track = True
+        self.task_calls = [0] * tasks
+        self.task_call_s = [0.0] * tasks
+        self.run_calls = [0] * graph.runs
+        self.run_call_s = [0.0] * graph.runs
+        self.ev_task = graph.task.tolist()
+        self.ev_run = graph.run.tolist()
+
     def applied(self, event: int, t: float) -> None:
         """Event ``event`` was applied for the first time at ``t``: produce what waited for it."""
+        if self.track and self.ev_kind[event] == 0:
+            task, run, s = self.ev_task[event], self.ev_run[event], self.ev_step[event]
+            self.task_calls[task] += 1
+            self.task_call_s[task] += s
+            self.run_calls[run] += 1
+            self.run_call_s[run] += s
         stage = self.ev_stage[event]
         left = self.stage_left[stage] - 1
         self.stage_left[stage] = left
@@ -387,3 +414,31 @@ def order_violations(
     before[1:] = running[:-1]
     before[first] = -np.inf
     return int((applied < before).sum())
+
+
+def critical_paths(graph: TaskGraph, hop_s: float) -> np.ndarray:
+    """Each run's critical path in seconds, shape ``(R,)``: its latency if nothing queued. A
+    stage takes its longest step (its events run at once) plus ``hop_s`` to reach the log; a task
+    the sum of its stages; a run its planner, its longest researcher, its writer and its reviewer
+    (a single agent: its one task). Uses the step times the groups see (``graph.step_s``)."""
+    if graph.events == 0:
+        return np.zeros(graph.runs)
+    lo = graph.stage_lo[:-1]
+    stage_s = np.maximum.reduceat(graph.step_s, lo) + hop_s
+    stage_task = graph.task[lo]
+    tasks = int(graph.task.max()) + 1
+    task_s = np.bincount(stage_task, weights=stage_s, minlength=tasks)
+    task_run = np.zeros(tasks, dtype=np.int64)
+    task_run[graph.task] = graph.run
+    per_run = np.bincount(task_run, minlength=graph.runs)
+    out = np.zeros(graph.runs)
+    start = 0
+    for r, n in enumerate(per_run.tolist()):
+        t = task_s[start : start + n]
+        if n == 1:
+            out[r] = t[0]
+        elif n > 0:
+            middle = t[1 : n - 2]
+            out[r] = t[0] + (middle.max() if middle.size else 0.0) + t[n - 2] + t[n - 1]
+        start += n
+    return out

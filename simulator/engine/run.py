@@ -35,7 +35,12 @@ import simpy
 
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.design import CommitMode, Design, PartitionKey
-from simulator.engine.causal import CausalRuns, order_violations, run_latencies
+from simulator.engine.causal import (
+    CausalRuns,
+    critical_paths,
+    order_violations,
+    run_latencies,
+)
 from simulator.engine.consumers import ConsumerGroup
 from simulator.engine.eventlog import Topic, build_topic, causal_topic, graph_partitions, key_codes
 from simulator.engine.group import Stage
@@ -473,6 +478,9 @@ class Simulation:
         done = np.frombuffer(world.run_done_s, dtype=np.float64)
         latency, completed, stalled = run_latencies(graph.request_s, done, self.duration)
         p50, p95, p99 = percentiles(latency, [50, 95, 99])
+        relay = outbox_relay(self.design, True, random.Random(0))
+        hop_s = world.tick_s / 2 + (relay.mean_delay_s if relay is not None else 0.0)
+        critical = float(np.median(critical_paths(graph, hop_s))) if graph.runs else 0.0
         by_run = by_task = 0
         for name in GROUPS:
             topic = self.topics[name]
@@ -486,6 +494,7 @@ class Simulation:
             "run_latency_p50_s": sig(p50),
             "run_latency_p95_s": sig(p95),
             "run_latency_p99_s": sig(p99),
+            "run_critical_path_s": sig(critical),
             "runs_completed": completed,
             "runs_stalled": stalled,
             "order_violations_run": by_run,
