@@ -139,7 +139,7 @@ def test_a_run_key_serialises_the_research_and_a_task_key_keeps_order_in_paralle
     seed: int,
 ) -> None:
     scenario = causal_peak()
-    by_run = metrics(reference(), scenario, seed)
+    by_run = metrics(reference(**{"event_log.partition_key": "run_id"}), scenario, seed)
     by_task = metrics(reference(**{"event_log.partition_key": "task_id"}), scenario, seed)
     by_event = metrics(reference(**{"event_log.partition_key": "event_id"}), scenario, seed)
     assert by_run.run_latency_p50_s is not None and by_task.run_latency_p50_s is not None
