@@ -6,8 +6,8 @@ input and let anything else escape: the group below turns both into the right ex
 
 Every command module is imported here, so each loads at the top only what its options need:
 the web stack and the database load inside the commands that use them (serve, migrate, the
-account commands, export, worker), never for grade, simulate or lint
-(tests/app/test_cli_imports.py).
+account commands, export, worker), never for grade, simulate or lint; the simulator's engine
+(numpy, SimPy) loads only in the commands that simulate (tests/app/test_cli_imports.py).
 """
 
 from __future__ import annotations

@@ -148,3 +148,16 @@ def test_the_database_commands_still_load_it(tmp_path: Path) -> None:
     assert found["exit_code"] == 0
     assert "sqlalchemy" in found["modules"] and "app.db" in found["modules"]
     assert database.is_file()
+
+
+@pytest.mark.parametrize("command", ["import", "lint"])
+def test_commands_that_never_simulate_do_not_load_the_engine(command: str, tmp_path: Path) -> None:
+    """numpy, SimPy and simulator.engine load only when a command simulates (grade, simulate)."""
+    exit_code, modules = loaded_by(tmp_path, *COMMANDS[command])
+    assert exit_code in (None, 0)
+    engine = [
+        m
+        for m in modules
+        if m.split(".")[0] in {"numpy", "simpy"} or m.startswith("simulator.engine")
+    ]
+    assert engine == []
