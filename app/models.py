@@ -18,6 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.roles import Role
+
 
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
@@ -26,13 +28,6 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     """Declarative base of every designlab table."""
-
-
-class Role(StrEnum):
-    """What a user may do: learners take the course; instructors also see course health."""
-
-    learner = "learner"
-    instructor = "instructor"
 
 
 class StepStatus(StrEnum):

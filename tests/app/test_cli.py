@@ -121,7 +121,7 @@ def test_an_unexpected_exception_exits_3(env_db, monkeypatch):
     def explode(url: str) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("app.commands.database.upgrade", explode)
+    monkeypatch.setattr("app.db.upgrade", explode)
     result = runner.invoke(main, ["migrate"])
     assert result.exit_code == 3
     assert "internal error: RuntimeError: disk on fire" in result.output
