@@ -62,7 +62,7 @@ def test_case9_a_check_on_a_failover_metric_in_a_scenario_without_failover_fails
     line = replace(step, "scenario: state-failover", "scenario: peak")
     expr_line = 1 + step.read_text().splitlines().index("    expr: metrics.state_writes_lost == 0")
     code, lines = lint(course)
-    assert code == 1 and line == 7
+    assert code == 1 and line == 6
     assert any(
         f"{step}:{expr_line}: error:" in text
         and "reads metrics.state_writes_lost, which only a state_failover fault produces, but "
