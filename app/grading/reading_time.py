@@ -8,7 +8,7 @@ The figure printed by ``designlab lint --stats``. For each step::
                or a fixed number of seconds per scenario when one is given
 
 The words read on a step are its title and narrative (figures filled in from the reference
-design, Markdown reduced to its text), every decision's label, help and choice labels, and the
+design, Markdown reduced to its text), every decision's label, help, unit and choice labels, and the
 feedback the *starting design* gets when the learner runs the step before changing anything:
 each check's title and message, and, for a check that does not pass, its explanation and hint
 (app/grading/grader.py; templates/_results.html shows those; a passing check's figures are folded
@@ -193,7 +193,7 @@ def narrative_words(course: LoadedCourse, loaded: LoadedStep) -> int:
 
 
 def decision_words(loaded: LoadedStep) -> int:
-    """Words of a step's decision labels, help and choice labels."""
+    """Words of a step's decision labels, help, units and choice labels."""
     if loaded.step is None:
         return 0
     texts: list[str] = []
