@@ -124,14 +124,15 @@ async def report_context(
     design: Design,
     **extra: Any,
 ) -> dict[str, Any]:
-    """Everything report.html shows for ``design`` (simulating what is not cached)."""
+    """Everything report.html shows for ``design``, the learner's saved design (simulating what
+    is not cached)."""
     address = request.client.host if request.client else None
     account = user.id if user is not None and user.email else None
     client = simpool.client_key(account, address)
     runs = await ensure_runs(session, design, material, material.loaded.steps, client)
     await run_in_threadpool(session.commit)
     graded = await grade_off_loop(design, material, material.loaded.steps, runs)
-    standing = standings(session, user.id if user else None, course)
+    standing = standings(session, user.id if user else None, course, design)
     cost_view: Chart | None = cost_chart(graded.cost) if graded.cost else None
     context = {
         "course": course,

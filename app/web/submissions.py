@@ -41,8 +41,6 @@ class Saved:
     design: Design
     changed: bool
     """False when the form held the design as it was already saved (nothing was written)."""
-    rerun: tuple[str, ...]
-    """Steps now marked as needing a re-run because the design changed."""
 
 
 def conflict_message(saved_version: int, page_version: str) -> str:
@@ -82,8 +80,9 @@ def save_submission(at: StepRequest, form: Mapping[str, str]) -> Saved | Respons
     """Save the step's decisions from ``form`` into the learner's design.
 
     Returns Saved, or the response to send instead (the kept form: 403, 409 or 422). A guest
-    learner is made for a visitor without one. When the design changed, this step and the later
-    ones that were run are marked as needing a re-run. Commits, so that what the learner saved
+    learner is made for a visitor without one. Whether a step that was run now needs a re-run
+    follows from the values that feed it (app.progress.step_standing), so nothing is marked here
+    but runs recorded before those were kept. Commits, so that what the learner saved
     is stored before any simulation starts.
     """
     request, session, course, step, user = at.request, at.session, at.course, at.step, at.user
@@ -106,14 +105,13 @@ def save_submission(at: StepRequest, form: Mapping[str, str]) -> Saved | Respons
     if page_version != str(version):
         return kept(409, conflict_message(version, page_version))
     learner = current_or_guest_learner(request, session, user)
-    rerun: tuple[str, ...] = ()
     if changed:
         try:
             save_design(session, learner.id, course.course.id, design, version)
         except Conflict:
             return kept(409, conflict_message(version + 1, page_version))
         later = [s.slug for s in course.steps if s.number >= step.number]
-        rerun = tuple(mark_needs_rerun(session, learner.id, course.course.id, later))
+        mark_needs_rerun(session, learner.id, course.course.id, later)  # runs without inputs
     mark_in_progress(session, learner.id, course.course.id, step.slug)
     session.commit()
-    return Saved(learner, design, changed, rerun)
+    return Saved(learner, design, changed)
