@@ -38,6 +38,7 @@ from app.progress import mark_needs_rerun, score_so_far, standings
 from app.settings import Settings
 from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
+from app.web.backlog import shown_drain
 from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
 from app.web.submissions import EXPIRED
@@ -100,6 +101,7 @@ def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
             continue
         kinds = dict.fromkeys(fault_name(f.kind) for f in scenario.faults)
         m = result.metrics
+        drain_seconds, drain_note = shown_drain(result)
         rows.append(
             FaultRow(
                 name,
@@ -107,8 +109,8 @@ def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
                 m.lost,
                 m.duplicate_effects,
                 m.tokens_repeated,
-                m.drain_seconds,
-                m.drain_note,
+                drain_seconds,
+                drain_note,
             )
         )
     return rows
