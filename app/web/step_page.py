@@ -113,6 +113,7 @@ def step_page_context(
         "csrf_token": csrf_token(request),
         "user": user,
         "saved": False,
+        "conflicts": [],
         "estimate": None,
         "results": None,
         "rerun_note": "",

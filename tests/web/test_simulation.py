@@ -226,7 +226,8 @@ def test_a_stale_tab_keeps_its_values_and_saving_again_overwrites(learner, make_
     assert page.select_one("#design-version")["value"] == "1"
     (record,) = rows(make_settings(), DesignRecord)
     assert "partitions: 20" in record.yaml_text
-    retry = {**tab_b, "design_version": "1"}
+    retry = {**tab_b, "design_version": "1", "conflict_fields": "event_log.partitions"}
+    retry["keep:event_log.partitions"] = "mine"
     assert learner.post("/steps/event-log", data=retry, headers=HX).status_code == 200
     (record,) = rows(make_settings(), DesignRecord)
     assert "partitions: 64" in record.yaml_text
