@@ -91,16 +91,20 @@ def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+NOT_INPUTS = ("name",)
+"""Design paths that feed no step: the design's name labels the file, nothing reads it."""
+
+
 def step_inputs(course: LoadedCourse, step: LoadedStep, design: Design) -> dict[str, Any]:
     """The values of ``design`` that feed ``step``, by dotted path (JSON values): every value
-    except those first decided in a later step. A step's own decisions, the earlier steps' and
-    the values no step decides (an uploaded design's) feed it; a later step's decision does not,
-    so deciding step 9 never sends step 4 back."""
+    except those first decided in a later step (and NOT_INPUTS). A step's own decisions, the
+    earlier steps' and the values no step decides (an uploaded design's) feed it; a later step's
+    decision does not, so deciding step 9 never sends step 4 back."""
     later = [f for f, number in first_decided(course).items() if number > step.number]
     return {
         path: value
         for path, value in _flat(design.model_dump(mode="json"), "", {}).items()
-        if not any(path == f or path.startswith(f + ".") for f in later)
+        if path not in NOT_INPUTS and not any(path == f or path.startswith(f + ".") for f in later)
     }
 
 

@@ -3,8 +3,9 @@
 ``GET /report`` grades the learner's design as saved against every step, exactly as
 ``designlab grade design.yaml`` does (same grader, each scenario's own seed, simulations from the
 shared cache), so the downloaded file scores the same on the command line. ``GET /design.yaml``
-downloads it; ``POST /design`` uploads one to continue from (steps already run are marked to
-re-run); ``POST /progress/restart`` keeps the design and starts the steps again.
+downloads it; ``POST /design`` uploads one to continue from (a step already run needs a
+re-run when a value feeding it changed: app.progress.step_standing); ``POST /progress/restart``
+keeps the design and starts the steps again.
 """
 
 from __future__ import annotations
@@ -271,9 +272,11 @@ async def upload_design(
 def replace_design(
     request: Request, session: Session, course: LoadedCourse, user: User | None, design: Design
 ) -> None:
-    """Make ``design`` the learner's (a guest is made if needed), mark every step that was run
-    to re-run, and commit. A design equal to the saved one changes nothing (the next page says
-    so): downloading design.yaml and uploading it back costs no progress."""
+    """Make ``design`` the learner's (a guest is made if needed) and commit; a step that was run
+    needs a re-run when a value feeding it changed (app.progress.step_standing; runs recorded
+    before fingerprints were kept are marked here). A design equal to the saved one changes
+    nothing (the next page says so): downloading design.yaml and uploading it back costs no
+    progress."""
     assert course.course is not None
     learner = current_or_guest_learner(request, session, user)
     saved, version = load_design(session, learner.id, course.course.id)

@@ -153,3 +153,11 @@ def test_a_run_recorded_without_a_fingerprint_keeps_its_stored_status(database_u
         session.flush()
         later = standings(session, user.id, course, Design())["commit-order"]
         assert later.status is StepStatus.needs_rerun
+
+
+def test_renaming_the_design_feeds_no_step(real_course):
+    renamed = Design().model_copy(update={"name": "mine"})
+    for step in real_course.steps:
+        assert inputs_sha256(real_course, step, renamed) == inputs_sha256(
+            real_course, step, Design()
+        )
