@@ -91,3 +91,26 @@ def test_a_saved_form_reloads_without_a_question_or_a_draft(page: Page):
     assert dialogs == []
     assert page.get_by_label(RETENTION, exact=True).input_value() == "96"
     expect(page.locator("#draft-notice")).to_have_count(0)
+
+
+def test_a_stale_tab_lists_what_differs_and_a_button_keeps_every_saved_value(
+    browser: Browser, server: str
+):
+    context = browser.new_context(base_url=server)
+    first, stale = context.new_page(), context.new_page()
+    for tab in (first, stale):
+        tab.goto(STEP)
+        tab.wait_for_load_state("networkidle")
+    first.get_by_label(RETENTION, exact=True).fill("48")
+    first.get_by_role("button", name="Save decisions").click()
+    expect(first.locator("#decisions .saved")).to_be_visible(timeout=SLOW_MS)
+    stale.get_by_label(RETENTION, exact=True).fill("12")
+    stale.get_by_role("button", name="Save decisions").click()
+    row = stale.locator("#conflicts tr[data-field='api.idempotency_key_retention_hours']")
+    expect(row.locator(".mine")).to_have_text("12 hours", timeout=SLOW_MS)
+    expect(row.locator(".theirs")).to_have_text("48 hours")
+    stale.get_by_role("button", name="Use all saved values and save").click()
+    expect(stale.locator("#decisions .saved")).to_be_visible(timeout=SLOW_MS)
+    assert stale.get_by_label(RETENTION, exact=True).input_value() == "48"
+    expect(stale.locator("#conflicts")).to_have_count(0)
+    context.close()
