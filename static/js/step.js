@@ -136,10 +136,14 @@
   }
 
   /* A save swaps the form in again: the server marks it "Saved." only when it saved it (a
-     refused form, 409 or 422, keeps the typed values and stays unsaved). */
+     refused form, 409 or 422, keeps the typed values and stays unsaved). Checked as soon as it
+     is swapped in, before it settles, so a reload right after "Saved." shows asks nothing. */
+  function afterSwap(event) {
+    var swapped = event.target;
+    if (swapped && swapped.id === "decisions" && swapped.querySelector(".saved")) { markSaved(); }
+  }
+
   function afterSettle(event) {
-    var settled = event.target;
-    if (settled && settled.id === "decisions" && settled.querySelector(".saved")) { markSaved(); }
     var p = path(event);
     var heading = document.getElementById("results-heading");
     if (heading && succeeded(event) && /^\/steps\/[^/]+\/run$/.test(p)) {
@@ -165,5 +169,6 @@
   document.addEventListener("input", onEdit);
   document.addEventListener("change", onEdit);
   document.addEventListener("htmx:afterRequest", afterRequest);
+  document.addEventListener("htmx:afterSwap", afterSwap);
   document.addEventListener("htmx:afterSettle", afterSettle);
 })();
