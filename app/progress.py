@@ -95,24 +95,62 @@ NOT_INPUTS = ("name",)
 """Design paths that feed no step: the design's name labels the file, nothing reads it."""
 
 
+def _not_fed(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
+    """NOT_INPUTS and the fields first decided after ``step`` (made once per load)."""
+    key = f"progress:not_fed:{step.slug}"
+    if key not in course.derived:
+        later = {f for f, number in first_decided(course).items() if number > step.number}
+        course.derived[key] = frozenset(later | set(NOT_INPUTS))
+    not_fed: frozenset[str] = course.derived[key]
+    return not_fed
+
+
+@dataclass(frozen=True)
+class _Value:
+    """One design value: its path, the path and its parents (``a``, ``a.b``, ``a.b.c``) and its
+    canonical JSON text."""
+
+    path: str
+    lineage: tuple[str, ...]
+    text: str
+
+
+def _values(design: Design) -> list[_Value]:
+    """Every value of ``design`` in path order (flattened once per design)."""
+    out = []
+    for path, value in sorted(_flat(design.model_dump(mode="json"), "", {}).items()):
+        parts = path.split(".")
+        lineage = tuple(".".join(parts[: i + 1]) for i in range(len(parts)))
+        out.append(_Value(path, lineage, json.dumps(value, sort_keys=True)))
+    return out
+
+
+def _fed(value: _Value, not_fed: frozenset[str]) -> bool:
+    return not any(p in not_fed for p in value.lineage)
+
+
 def step_inputs(course: LoadedCourse, step: LoadedStep, design: Design) -> dict[str, Any]:
     """The values of ``design`` that feed ``step``, by dotted path (JSON values): every value
     except those first decided in a later step (and NOT_INPUTS). A step's own decisions, the
     earlier steps' and the values no step decides (an uploaded design's) feed it; a later step's
     decision does not, so deciding step 9 never sends step 4 back."""
-    later = [f for f, number in first_decided(course).items() if number > step.number]
-    return {
-        path: value
-        for path, value in _flat(design.model_dump(mode="json"), "", {}).items()
-        if path not in NOT_INPUTS and not any(path == f or path.startswith(f + ".") for f in later)
-    }
+    not_fed = _not_fed(course, step)
+    return {v.path: json.loads(v.text) for v in _values(design) if _fed(v, not_fed)}
 
 
 def inputs_sha256(course: LoadedCourse, step: LoadedStep, design: Design) -> str:
-    """SHA-256 hex of :func:`step_inputs` as canonical JSON (sorted keys): what a run of
-    ``step`` records, and what a standing compares the saved design's values with."""
-    text = json.dumps(step_inputs(course, step, design), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    """SHA-256 hex of :func:`step_inputs`, one ``path=JSON`` line per value in path order:
+    what a run of ``step`` records, and what a standing compares the saved design's with."""
+    return _sha256(course, step, _values(design))
+
+
+def _sha256(course: LoadedCourse, step: LoadedStep, values: list[_Value]) -> str:
+    not_fed = _not_fed(course, step)
+    digest = hashlib.sha256()
+    for value in values:
+        if _fed(value, not_fed):
+            digest.update(f"{value.path}={value.text}\n".encode())
+    return digest.hexdigest()
 
 
 def step_standing(step: LoadedStep, row: StepProgress | None, inputs: str | None) -> StepStanding:
@@ -159,10 +197,13 @@ def standings_of(
     """:func:`step_standing` of every step of ``course`` from a learner's progress ``rows`` (by
     step slug) and saved ``design`` (None: the stored statuses as they are)."""
     out = {}
+    values: list[_Value] | None = None
     for step in course.steps:
         row = rows.get(step.slug)
-        ran = row is not None and row.inputs_sha256 is not None
-        inputs = inputs_sha256(course, step, design) if ran and design is not None else None
+        inputs = None
+        if row is not None and row.inputs_sha256 is not None and design is not None:
+            values = _values(design) if values is None else values
+            inputs = _sha256(course, step, values)
         out[step.slug] = step_standing(step, row, inputs)
     return out
 
