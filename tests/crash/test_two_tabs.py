@@ -96,3 +96,13 @@ def test_the_learner_chooses_per_field_or_for_all_which_value_to_keep(
     now = open_tab(learner)
     assert now[FIELD] == kept_partitions
     assert "conflict_fields" not in now
+
+
+def test_without_javascript_the_choice_is_the_same_form_posted_again(learner):
+    first, second = open_tab(learner), open_tab(learner)
+    save(learner, first, 48, htmx=False)
+    refused = save(learner, second, 96, htmx=False)
+    assert refused.status_code == 409
+    kept = form_fields(refused.text)
+    assert save(learner, {**kept, "keep_all": "saved"}, 96, htmx=False).status_code == 303
+    assert open_tab(learner)[FIELD] == "48"
