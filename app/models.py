@@ -105,6 +105,10 @@ class StepProgress(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     first_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    inputs_sha256: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 hex of the design values that fed the last run (app.progress.inputs_sha256): the
+    step needs a re-run exactly when the saved design's differ. None for rows recorded before
+    it was kept (their ``status`` stands as stored)."""
 
 
 class SimResult(Base):

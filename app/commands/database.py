@@ -40,10 +40,15 @@ T = TypeVar("T")
 PasswordOption = Annotated[
     str,
     typer.Option(
-        prompt=True, hide_input=True, confirmation_prompt=True, help="Prompted if left out."
+        prompt=True,
+        hide_input=True,
+        confirmation_prompt=True,
+        show_default=False,
+        help="Prompted if left out.",
     ),
 ]
-"""A password typed twice at a hidden prompt unless given."""
+"""A password typed twice at a hidden prompt unless given. The prompts read "Password:" and
+"Repeat for confirmation:" (no empty default shown as "[]")."""
 
 
 def _on_accounts(change: Callable[..., T], *args: object) -> T:

@@ -81,6 +81,18 @@ def test_migrate_then_create_user_stores_an_argon2_hash(env_db):
     assert user.password_hash and user.password_hash.startswith("$argon2id$")
 
 
+def test_create_user_prompts_read_password_and_repeat_without_an_empty_default(env_db):
+    result = runner.invoke(
+        main,
+        ["create-user", "--email", "pat@example.com"],
+        input="a long password\na long password\n",
+    )
+    assert result.exit_code == 0, result.output
+    prompts = result.output.splitlines()[:2]
+    assert prompts == ["Password: ", "Repeat for confirmation: "]
+    assert "[]" not in result.output
+
+
 def test_create_user_twice_is_bad_input(env_db):
     args = ["create-user", "--email", "lee@example.com", "--password", "a long password"]
     assert runner.invoke(main, args).exit_code == 0
