@@ -3,11 +3,15 @@
 Exit codes (app.commands.ExitCode): 0 ok, 1 findings, 2 bad input or usage (the message names the
 file, line and field), 3 internal error. Commands raise InputFileError or a DesignlabError for bad
 input and let anything else escape: the group below turns both into the right exit code.
+
+Every command module is imported here, so each loads at the top only what its options need:
+the web stack and the database load inside the commands that use them (serve, migrate, the
+account commands, export, worker), never for grade, simulate or lint; the simulator's engine
+(numpy, SimPy) loads only in the commands that simulate (tests/app/test_cli_imports.py).
 """
 
 from __future__ import annotations
 
-from importlib.metadata import version as package_version
 from typing import Any
 
 import typer
@@ -70,9 +74,10 @@ main = typer.Typer(
 )
 
 
-
 def _print_version(value: bool) -> None:
     if value:
+        from importlib.metadata import version as package_version  # tens of ms: only here
+
         typer.echo(f"designlab {package_version('designlab')} (simulator {SIMULATOR_VERSION})")
         raise typer.Exit()
 

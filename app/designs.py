@@ -30,7 +30,14 @@ def load_design(session: Session, user_id: int | None, course_id: str) -> tuple[
     record = _record(session, user_id, course_id) if user_id is not None else None
     if record is None:
         return Design(), 0
-    return _parsed(record.yaml_text).model_copy(deep=True), record.version
+    return parse_design(record.yaml_text), record.version
+
+
+def parse_design(yaml_text: str) -> Design:
+    """A stored design's YAML as a Design of the caller's own (parsed once per distinct text).
+
+    Raises InputFileError if the YAML no longer validates (a contract change)."""
+    return _parsed(yaml_text).model_copy(deep=True)
 
 
 @lru_cache(maxsize=1024)

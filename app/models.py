@@ -18,6 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.roles import Role
+
 
 def utcnow() -> datetime:
     """The current time, timezone-aware UTC."""
@@ -26,13 +28,6 @@ def utcnow() -> datetime:
 
 class Base(DeclarativeBase):
     """Declarative base of every designlab table."""
-
-
-class Role(StrEnum):
-    """What a user may do: learners take the course; instructors also see course health."""
-
-    learner = "learner"
-    instructor = "instructor"
 
 
 class StepStatus(StrEnum):
@@ -110,6 +105,10 @@ class StepProgress(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     first_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    inputs_sha256: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 hex of the design values that fed the last run (app.progress.inputs_sha256): the
+    step needs a re-run exactly when the saved design's differ. None for rows recorded before
+    it was kept (their ``status`` stands as stored)."""
 
 
 class SimResult(Base):

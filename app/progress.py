@@ -1,15 +1,27 @@
-"""A learner's standing per step, read for the overview, the rail and the score so far."""
+"""A learner's standing per step: the one place that says whether a step is done, failed or
+waits for a re-run, read by the rail, the overview, the step page, the report card and the
+instructor's class page.
+
+A run records the fingerprint of the design values that fed it (:func:`inputs_sha256`); a run
+stands while the saved design's values for that step are the same. So a step waits for a re-run
+exactly when a value that feeds it differs from its last run: a change undone (96 -> 97 -> 96
+partitions) marks nothing, and a decision of a later step never marks an earlier one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
 from app.models import StepProgress, StepStatus, utcnow
+from simulator.design import Design
 
 
 @dataclass(frozen=True)
@@ -56,10 +68,114 @@ def max_points(step: LoadedStep) -> int:
     return sum(c.points for c in step.step.checks) if step.step is not None else 0
 
 
+def first_decided(course: LoadedCourse) -> dict[str, int]:
+    """The number of the step that first decides each design field (dotted path), for every
+    field some available step decides. Made once per load of the course."""
+    key = "progress:first_decided"
+    if key not in course.derived:
+        found: dict[str, int] = {}
+        for step in course.steps:
+            for decision in step.step.decisions if step.step is not None else []:
+                found.setdefault(decision.field, step.number)
+        course.derived[key] = found
+    decided: dict[str, int] = course.derived[key]
+    return decided
+
+
+def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        for name, inner in value.items():
+            _flat(inner, f"{prefix}.{name}" if prefix else str(name), out)
+    else:
+        out[prefix] = value
+    return out
+
+
+NOT_INPUTS = ("name",)
+"""Design paths that feed no step: the design's name labels the file, nothing reads it."""
+
+
+def _not_fed(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
+    """NOT_INPUTS and the fields first decided after ``step`` (made once per load)."""
+    key = f"progress:not_fed:{step.slug}"
+    if key not in course.derived:
+        later = {f for f, number in first_decided(course).items() if number > step.number}
+        course.derived[key] = frozenset(later | set(NOT_INPUTS))
+    not_fed: frozenset[str] = course.derived[key]
+    return not_fed
+
+
+@dataclass(frozen=True)
+class _Value:
+    """One design value: its path, the path and its parents (``a``, ``a.b``, ``a.b.c``) and its
+    canonical JSON text."""
+
+    path: str
+    lineage: tuple[str, ...]
+    text: str
+
+
+def _values(design: Design) -> list[_Value]:
+    """Every value of ``design`` in path order (flattened once per design)."""
+    out = []
+    for path, value in sorted(_flat(design.model_dump(mode="json"), "", {}).items()):
+        parts = path.split(".")
+        lineage = tuple(".".join(parts[: i + 1]) for i in range(len(parts)))
+        out.append(_Value(path, lineage, json.dumps(value, sort_keys=True)))
+    return out
+
+
+def _fed(value: _Value, not_fed: frozenset[str]) -> bool:
+    return not any(p in not_fed for p in value.lineage)
+
+
+def step_inputs(course: LoadedCourse, step: LoadedStep, design: Design) -> dict[str, Any]:
+    """The values of ``design`` that feed ``step``, by dotted path (JSON values): every value
+    except those first decided in a later step (and NOT_INPUTS). A step's own decisions, the
+    earlier steps' and the values no step decides (an uploaded design's) feed it; a later step's
+    decision does not, so deciding step 9 never sends step 4 back."""
+    not_fed = _not_fed(course, step)
+    return {v.path: json.loads(v.text) for v in _values(design) if _fed(v, not_fed)}
+
+
+def inputs_sha256(course: LoadedCourse, step: LoadedStep, design: Design) -> str:
+    """SHA-256 hex of :func:`step_inputs`, one ``path=JSON`` line per value in path order:
+    what a run of ``step`` records, and what a standing compares the saved design's with."""
+    return _sha256(course, step, _values(design))
+
+
+def _sha256(course: LoadedCourse, step: LoadedStep, values: list[_Value]) -> str:
+    not_fed = _not_fed(course, step)
+    digest = hashlib.sha256()
+    for value in values:
+        if _fed(value, not_fed):
+            digest.update(f"{value.path}={value.text}\n".encode())
+    return digest.hexdigest()
+
+
+def step_standing(step: LoadedStep, row: StepProgress | None, inputs: str | None) -> StepStanding:
+    """The one rule of a step's state, from the learner's progress row (None: never opened)
+    and the fingerprint of the values that feed the step in the saved design (``inputs``, from
+    :func:`inputs_sha256`; None when the design is not known).
+
+    A run (passed or failed) whose recorded fingerprint differs from ``inputs`` needs a re-run
+    and keeps its points for the record (the score so far leaves them out). A row recorded
+    before fingerprints were kept keeps its stored status."""
+    if row is None:
+        return StepStanding(StepStatus.not_started, 0, max_points(step))
+    status = row.status
+    ran = status in (StepStatus.passed, StepStatus.failed)
+    recorded = row.inputs_sha256
+    if ran and recorded is not None and inputs is not None and recorded != inputs:
+        status = StepStatus.needs_rerun
+    return StepStanding(status, row.points, max_points(step))
+
+
 def standings(
-    session: Session, user_id: int | None, course: LoadedCourse
+    session: Session, user_id: int | None, course: LoadedCourse, design: Design | None
 ) -> dict[str, StepStanding]:
-    """Standing per step slug for this learner; every step is present (not started by default)."""
+    """Standing per step slug for this learner whose saved design is ``design`` (see
+    :func:`step_standing`); every step is present (not started by default)."""
     assert course.course is not None
     rows: dict[str, StepProgress] = {}
     if user_id is not None:
@@ -72,14 +188,23 @@ def standings(
                 )
             )
         }
+    return standings_of(course, rows, design)
+
+
+def standings_of(
+    course: LoadedCourse, rows: Mapping[str, StepProgress], design: Design | None
+) -> dict[str, StepStanding]:
+    """:func:`step_standing` of every step of ``course`` from a learner's progress ``rows`` (by
+    step slug) and saved ``design`` (None: the stored statuses as they are)."""
     out = {}
+    values: list[_Value] | None = None
     for step in course.steps:
         row = rows.get(step.slug)
-        out[step.slug] = StepStanding(
-            row.status if row else StepStatus.not_started,
-            row.points if row else 0,
-            max_points(step),
-        )
+        inputs = None
+        if row is not None and row.inputs_sha256 is not None and design is not None:
+            values = _values(design) if values is None else values
+            inputs = _sha256(course, step, values)
+        out[step.slug] = step_standing(step, row, inputs)
     return out
 
 
@@ -151,10 +276,13 @@ def record_run(
     points: int,
     max_points: int,
     passed: bool,
+    inputs: str | None = None,
 ) -> StepProgress:
-    """Record a graded run of a step: status passed or failed, its points, one more attempt."""
+    """Record a graded run of a step: status passed or failed, its points, one more attempt,
+    and ``inputs``, the fingerprint of the design values that fed it (:func:`inputs_sha256`)."""
     row = _row(session, user_id, course_id, step_id)
     now = utcnow()
+    row.inputs_sha256 = inputs
     row.status = StepStatus.passed if passed else StepStatus.failed
     row.points = points
     row.max_points = max_points
@@ -168,8 +296,10 @@ def record_run(
 def mark_needs_rerun(
     session: Session, user_id: int, course_id: str, step_ids: Iterable[str]
 ) -> list[str]:
-    """Mark the steps among ``step_ids`` that were run (passed or failed) as needing a re-run,
-    because the design they were graded on changed. Returns the ids marked."""
+    """Mark the steps among ``step_ids`` that were run (passed or failed) before fingerprints
+    were kept (no ``inputs_sha256``) as needing a re-run, because the design they were graded on
+    changed. A run with a fingerprint is judged by :func:`step_standing` instead, so an undone
+    change marks nothing. Returns the ids marked."""
     wanted = list(step_ids)
     if not wanted:
         return []
@@ -179,6 +309,7 @@ def mark_needs_rerun(
             StepProgress.course_id == course_id,
             StepProgress.step_id.in_(wanted),
             StepProgress.status.in_([StepStatus.passed, StepStatus.failed]),
+            StepProgress.inputs_sha256.is_(None),
         )
     )
     marked = []

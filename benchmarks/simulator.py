@@ -11,6 +11,12 @@ Prints one line per figure:
   failover, broker loss, rebalance, poison, sagas), to show the target holds with faults on;
 - a bare SimPy loop (one process yielding ``env.timeout``) measured in the same run, and the
   ratio of (b) to it;
+- the peers on one workload (benchmarks/queue_peers.py): a single M/M/c queue, the agent group
+  alone, run by ours, by a naive SimPy model (a process per step event, a Resource per partition
+  and one for the consumer's slots) and by Ciw, with step events per wall second for each, the
+  ratios ours / naive and ours / Ciw, and each one's mean wait beside Erlang's C formula, to show
+  the three simulate the same queue. Ciw is a benchmark extra (``pip install -e '.[bench]'``);
+  without it its line says so and the rest still runs;
 - the process's peak resident set size.
 
 Each figure is the best of ``--repeat`` runs (default 3) of ``simulate`` end to end: workload
@@ -24,12 +30,21 @@ import argparse
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import simpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.queue_peers import (  # noqa: E402
+    PeerRun,
+    QueueWorkload,
+    ciw_missing,
+    run_ciw,
+    run_naive_simpy,
+    run_ours,
+)
 from simulator import simulate  # noqa: E402
 from simulator.design import Design  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
@@ -142,10 +157,57 @@ def events_per_second(design: Design, scenario: Scenario, repeat: int) -> tuple[
     return best_wall, best_cpu, events
 
 
+def best_peer_run(
+    run: Callable[[QueueWorkload], PeerRun], workload: QueueWorkload, repeat: int
+) -> PeerRun:
+    """The fastest of ``repeat`` runs of one peer (the same seed: the same events and waits)."""
+    return min((run(workload) for _ in range(repeat)), key=lambda r: r.wall_seconds)
+
+
+def print_peers(workload: QueueWorkload, repeat: int) -> None:
+    """The peers' lines: the workload, each peer's rate and mean wait, the ratios."""
+    print(
+        f"peers on one M/M/c queue (the agent group alone): {workload.arrivals_per_second:g} "
+        f"step events/s Poisson, exponential service of mean "
+        f"{workload.service_mean_seconds * 1000:g} ms, c = {workload.servers} servers "
+        f"(utilisation {workload.utilisation:.3f}), {workload.partitions} partitions keyed by "
+        f"event id, {workload.duration_seconds:g} s simulated, seed {workload.seed}; "
+        f"Erlang C mean wait {workload.erlang_c_wait_seconds() * 1000:.2f} ms"
+    )
+    runs = [
+        best_peer_run(run_ours, workload, repeat),
+        best_peer_run(run_naive_simpy, workload, repeat),
+    ]
+    missing = ciw_missing()
+    if missing is None:
+        runs.append(best_peer_run(run_ciw, workload, repeat))
+    for peer in runs:
+        print(
+            f"  {peer.name}: {peer.events_per_second:,.0f} step events/s "
+            f"({peer.events_per_cpu_second:,.0f} per CPU second; {peer.events:,} step events "
+            f"in {peer.wall_seconds:.2f} s), mean wait {peer.wait_mean_seconds * 1000:.2f} ms"
+        )
+    if missing is not None:
+        print(f"  {missing}")
+    ours = runs[0]
+    ratios = [
+        f"ours / {peer.name}: {ours.events_per_second / peer.events_per_second:.1f} "
+        f"({ours.events_per_cpu_second / peer.events_per_cpu_second:.1f} in CPU time)"
+        for peer in runs[1:]
+    ]
+    print("ratio " + "; ".join(ratios))
+
+
 def main() -> None:
     """Print the benchmark lines."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--peer-seconds",
+        type=float,
+        default=QueueWorkload.duration_seconds,
+        help="simulated seconds of the peers' M/M/c workload",
+    )
     args = parser.parse_args()
     worked_wall, worked_cpu, worked_n = events_per_second(
         Design.model_validate(WORKED_DESIGN), Scenario.model_validate(WORKED_SCENARIO), args.repeat
@@ -178,6 +240,7 @@ def main() -> None:
     )
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss_mb:,.0f} MB")
+    print_peers(QueueWorkload(duration_seconds=args.peer_seconds), args.repeat)
 
 
 if __name__ == "__main__":

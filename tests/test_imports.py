@@ -62,6 +62,7 @@ LAYERS = {
     "app.migrations": PERSISTENCE,
     "app": FOUNDATION,
     "app.settings": FOUNDATION,
+    "app.roles": FOUNDATION,
     "app.development_secret": FOUNDATION,
     "app.errors": FOUNDATION,
     "app.logs": FOUNDATION,

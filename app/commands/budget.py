@@ -9,13 +9,14 @@ simulation big or slow (app.sim_budget) and exit 2 (bad input), as the server an
 from __future__ import annotations
 
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.grading.grader import Simulate
 from app.settings import get_settings
-from app.sim_budget import simulate_within
+
+if TYPE_CHECKING:
+    from app.grading.grader import Simulate
 
 MaxStepEvents = Annotated[
     int | None,
@@ -37,7 +38,12 @@ TimeoutSeconds = Annotated[
 
 
 def budgeted(max_step_events: int | None, timeout_seconds: float | None) -> Simulate:
-    """``simulator.simulate`` within the given budgets (None: the settings' own)."""
+    """``simulator.simulate`` within the given budgets (None: the settings' own).
+
+    The budgets load the simulator's engine (numpy, SimPy) when a command asks for them, so
+    ``designlab lint``, ``schema`` and ``--help``, which never simulate, do not load it."""
+    from app.sim_budget import simulate_within
+
     settings = get_settings()
     return partial(
         simulate_within,

@@ -1,4 +1,7 @@
-"""``designlab export [--out FILE] [--steps-dir D]``: the class's grades as CSV (app/export.py)."""
+"""``designlab export [--out FILE] [--steps-dir D]``: the class's grades as CSV (app/export.py).
+
+The database and the class table load inside the command, when it runs (not for every command).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,6 @@ from typing import Annotated
 import typer
 
 from app.commands import ExitCode
-from app.course.loader import load_course
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade
-from app.export import grades_csv
-from app.instructor.class_progress import class_table
 from app.settings import get_settings
 
 
@@ -24,6 +23,11 @@ def export_command(
     ] = None,
 ) -> None:
     """Write one CSV row per learner: points per step, total, first and last activity."""
+    from app.course.loader import load_course
+    from app.db import make_engine, make_sessionmaker, session_scope, upgrade
+    from app.export import grades_csv
+    from app.instructor.class_progress import class_table
+
     settings = get_settings()
     root = steps_dir if steps_dir is not None else settings.steps_dir
     course = load_course(root)

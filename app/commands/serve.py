@@ -1,13 +1,12 @@
-"""``designlab serve``: apply migrations, then serve the app with uvicorn."""
+"""``designlab serve``: apply migrations, then serve the app with uvicorn (both loaded when the
+command runs, not for every command)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import typer
-import uvicorn
 
-from app.db import upgrade
 from app.settings import get_settings
 
 
@@ -19,6 +18,10 @@ def serve(
     ] = False,
 ) -> None:
     """Migrate the database, then serve designlab at http://HOST:PORT."""
+    import uvicorn
+
+    from app.db import upgrade
+
     settings = get_settings()
     upgrade(settings.database_url)
     uvicorn.run(

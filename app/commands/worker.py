@@ -8,9 +8,7 @@ from typing import Annotated
 
 import typer
 
-from app.db import upgrade
 from app.errors import BadInput
-from app.logs import configure_logging
 from app.settings import get_settings
 
 QUIET_LOGGERS = ("celery.app.trace", "celery.worker.strategy")
@@ -35,6 +33,9 @@ def worker_command(
             "REDIS_URL is not set: a worker takes its jobs from the task queue on Redis "
             "(e.g. REDIS_URL=redis://127.0.0.1:6379/0)."
         )
+    from app.db import upgrade
+    from app.logs import configure_logging
+
     configure_logging(settings.log_level)
     for noisy in QUIET_LOGGERS:  # they log every job's arguments (a whole design) and answer
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -15,9 +15,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
+from app.designs import parse_design
 from app.grading.result import FAILED
 from app.models import CheckOutcome, DesignRecord, Role, StepProgress, StepStatus, User
-from app.progress import max_points
+from app.progress import StepStanding, max_points, standings_of
 
 
 def as_utc(moment: datetime | None) -> datetime | None:
@@ -141,7 +142,10 @@ def _rows(session: Session, course: LoadedCourse, users: list[User]) -> list[Lea
     rows = []
     for user in users:
         by_step = {p.step_id: p for p in progress[user.id]}
-        cells = tuple(_cell(step, by_step.get(step.slug)) for step in course.steps)
+        record = designs.get(user.id)
+        design = parse_design(record.yaml_text) if record is not None else None
+        standing = standings_of(course, by_step, design)
+        cells = tuple(_cell(standing[step.slug], by_step.get(step.slug)) for step in course.steps)
         first, last = _activity(progress[user.id], designs.get(user.id))
         rows.append(LearnerRow(user.id, user.email, cells, first, last))
     return rows
@@ -154,10 +158,10 @@ def class_table(session: Session, course: LoadedCourse) -> ClassTable:
     return ClassTable(course.steps, tuple(_rows(session, course, users)))
 
 
-def _cell(step: LoadedStep, row: StepProgress | None) -> Cell:
-    if row is None:
-        return Cell(StepStatus.not_started, 0, max_points(step), 0)
-    return Cell(row.status, row.points, max_points(step), row.attempts)
+def _cell(standing: StepStanding, row: StepProgress | None) -> Cell:
+    """The cell of a learner's standing on a step (app.progress.step_standing: the same state
+    as the learner's rail and overview) with the attempts of their progress ``row``."""
+    return Cell(standing.status, standing.points, standing.max_points, row.attempts if row else 0)
 
 
 @dataclass(frozen=True)

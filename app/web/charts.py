@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.web.backlog import STEADY, shown_drain
 from app.web.formatting import component_name, count, duration, eps, percent, usd
 from simulator.result import Cost, FaultWindow, SimulationResult
 
@@ -88,8 +89,12 @@ def lag_chart(result: SimulationResult) -> Chart:
                 f"fault ended, at {duration(drained)} (marked)."
             )
         else:
-            note = result.metrics.drain_note or "capacity stayed below arrivals"
-            parts.append(f"Lag had not drained by the end of the run ({note}).")
+            _, shown = shown_drain(result)
+            note = shown or "capacity stayed below arrivals"
+            if note.startswith(STEADY):
+                parts.append(f"Lag was steady by the end of the run: {note}.")
+            else:
+                parts.append(f"Lag had not drained by the end of the run ({note}).")
     spec = {
         "type": "line",
         "x": {"label": "time (s)"},

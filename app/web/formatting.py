@@ -6,6 +6,7 @@ import math
 
 from jinja2 import Environment
 
+from app.web.backlog import STEADY
 from simulator.engine.metrics import STILL_ON
 
 INFINITE = "∞"
@@ -87,12 +88,15 @@ def fault_still_on(note: str | None) -> str | None:
 
 def drain(seconds: float | None, note: str | None = None) -> str:
     """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), "workers still
-    down at the end" (a fault outlasted the window: nothing could drain yet), or "still draining
-    at the end" (the scenario ended first; the note says how far it had to go)."""
+    down at the end" (a fault outlasted the window: nothing could drain yet), "no backlog left"
+    (the lag had stopped falling: app.web.backlog.shown_drain), or "still draining at the end"
+    (the scenario ended while the lag was still falling; the note says how far it had to go)."""
     if seconds is not None:
         return duration(seconds)
     if never_drains(seconds, note):
         return "never"
+    if (note or "").startswith(STEADY):
+        return STEADY
     still = fault_still_on(note)
     return f"{still} at the end" if still else "still draining at the end"
 

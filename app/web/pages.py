@@ -7,6 +7,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
 from app.deps import CourseDep, SessionDep, SettingsDep, UserDep, csrf_token
+from app.designs import load_design
 from app.models import StepStatus
 from app.progress import resume_step, standings
 from app.web.step_page import can_see_problems
@@ -23,7 +24,9 @@ def overview(
     request: Request, course: CourseDep, session: SessionDep, settings: SettingsDep, user: UserDep
 ) -> Response:
     """The course overview: what it is, how it works, the steps with this learner's status."""
-    standing = standings(session, user.id if user else None, course)
+    assert course.course is not None
+    saved, _ = load_design(session, user.id if user else None, course.course.id)
+    standing = standings(session, user.id if user else None, course, saved)
     started = any(s.status is not StepStatus.not_started for s in standing.values())
     context = {
         "course": course,

@@ -3,8 +3,9 @@
 ``GET /report`` grades the learner's design as saved against every step, exactly as
 ``designlab grade design.yaml`` does (same grader, each scenario's own seed, simulations from the
 shared cache), so the downloaded file scores the same on the command line. ``GET /design.yaml``
-downloads it; ``POST /design`` uploads one to continue from (steps already run are marked to
-re-run); ``POST /progress/restart`` keeps the design and starts the steps again.
+downloads it; ``POST /design`` uploads one to continue from (a step already run needs a
+re-run when a value feeding it changed: app.progress.step_standing); ``POST /progress/restart``
+keeps the design and starts the steps again.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from app.progress import mark_needs_rerun, score_so_far, standings
 from app.settings import Settings
 from app.step_runs import Runs, ensure_runs, grade_off_loop
 from app.web.auth import current_or_guest_learner
+from app.web.backlog import shown_drain
 from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
 from app.web.submissions import EXPIRED
@@ -100,6 +102,7 @@ def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
             continue
         kinds = dict.fromkeys(fault_name(f.kind) for f in scenario.faults)
         m = result.metrics
+        drain_seconds, drain_note = shown_drain(result)
         rows.append(
             FaultRow(
                 name,
@@ -107,8 +110,8 @@ def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
                 m.lost,
                 m.duplicate_effects,
                 m.tokens_repeated,
-                m.drain_seconds,
-                m.drain_note,
+                drain_seconds,
+                drain_note,
             )
         )
     return rows
@@ -124,14 +127,15 @@ async def report_context(
     design: Design,
     **extra: Any,
 ) -> dict[str, Any]:
-    """Everything report.html shows for ``design`` (simulating what is not cached)."""
+    """Everything report.html shows for ``design``, the learner's saved design (simulating what
+    is not cached)."""
     address = request.client.host if request.client else None
     account = user.id if user is not None and user.email else None
     client = simpool.client_key(account, address)
     runs = await ensure_runs(session, design, material, material.loaded.steps, client)
     await run_in_threadpool(session.commit)
     graded = await grade_off_loop(design, material, material.loaded.steps, runs)
-    standing = standings(session, user.id if user else None, course)
+    standing = standings(session, user.id if user else None, course, design)
     cost_view: Chart | None = cost_chart(graded.cost) if graded.cost else None
     context = {
         "course": course,
@@ -268,9 +272,11 @@ async def upload_design(
 def replace_design(
     request: Request, session: Session, course: LoadedCourse, user: User | None, design: Design
 ) -> None:
-    """Make ``design`` the learner's (a guest is made if needed), mark every step that was run
-    to re-run, and commit. A design equal to the saved one changes nothing (the next page says
-    so): downloading design.yaml and uploading it back costs no progress."""
+    """Make ``design`` the learner's (a guest is made if needed) and commit; a step that was run
+    needs a re-run when a value feeding it changed (app.progress.step_standing; runs recorded
+    before fingerprints were kept are marked here). A design equal to the saved one changes
+    nothing (the next page says so): downloading design.yaml and uploading it back costs no
+    progress."""
     assert course.course is not None
     learner = current_or_guest_learner(request, session, user)
     saved, version = load_design(session, learner.id, course.course.id)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.grading.result import CheckResult, StepResult
 from app.step_runs import Runs
+from app.web.backlog import shown_drain
 from app.web.charts import Chart, fault_name, simulation_charts
 from simulator.result import SimulationResult
 
@@ -65,13 +66,14 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
         return None
     kinds = tuple(dict.fromkeys(fault_name(w.kind) for w in simulation.fault_windows))
     m = simulation.metrics
+    drain_seconds, drain_note = shown_drain(simulation)
     return FaultFigures(
         kinds,
         m.lost,
         m.duplicate_effects,
         m.tokens_repeated,
-        m.drain_seconds,
-        m.drain_note,
+        drain_seconds,
+        drain_note,
         m.backlog_at_restart,
         m.backlog_peak,
     )

@@ -92,7 +92,7 @@ def step_page_context(
     assert course.course is not None
     saved, version = load_design(session, user.id if user else None, course.course.id)
     shown = design if design is not None else saved
-    standing = standings(session, user.id if user else None, course)
+    standing = standings(session, user.id if user else None, course, saved)
     context: dict[str, Any] = {
         "course": course,
         "meta": course.course,
@@ -113,6 +113,7 @@ def step_page_context(
         "csrf_token": csrf_token(request),
         "user": user,
         "saved": False,
+        "conflicts": [],
         "estimate": None,
         "results": None,
         "rerun_note": "",

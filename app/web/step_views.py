@@ -30,6 +30,11 @@ RERUN_NOTE = (
     "Your decisions changed since your last run of this step. Run it again to see the results "
     "for the design as it stands."
 )
+STANDS_NOTE = (
+    "Your last run of this step still counts: {points}/{max_points} points, and every value it "
+    "depends on is as you ran it. Decisions of later steps changed your design since, so its "
+    "simulation as it stands has not run yet. Run the step to see those results."
+)
 
 ATTEMPTED = (StepStatus.passed, StepStatus.failed, StepStatus.needs_rerun)
 
@@ -54,14 +59,20 @@ def add_step_views(
 ) -> dict[str, Any]:
     """Fill ``estimate``, ``results``, ``rerun_note`` and ``diagram`` of a step page context
     (from step_page_context). Without ``results``, a step the learner has run shows the results
-    for the saved design when they are cached, else the re-run note. Returns ``context``."""
+    for the saved design when they are cached, else a note that agrees with the step's standing
+    (app.progress.step_standing): "changed since your last run" only when a value feeding the
+    step changed, else that the last run still counts. Returns ``context``."""
     design: Design = context["design"]
     estimate = estimate_view(design, material, step) if step.available else None
     standing: StepStanding = context["standing"][step.slug]
     if results is None and step.available and standing.status in ATTEMPTED:
         results = last_results(session, design, material, step)
-        if results is None:
+        if results is None and standing.status is StepStatus.needs_rerun:
             context["rerun_note"] = RERUN_NOTE
+        elif results is None:
+            context["rerun_note"] = STANDS_NOTE.format(
+                points=standing.points, max_points=standing.max_points
+            )
         elif standing.status is StepStatus.needs_rerun:
             context["uncounted_note"] = UNCOUNTED_NOTE
     simulation = results.simulation if results else None

@@ -12,6 +12,7 @@
   var FAULT_FILL = "rgba(179, 38, 30, 0.12)";
   var FAULT_INK = "#8a1c15";
   var MARK_INK = "#1b7a43";
+  var MARK_LABEL_ROOM = 22;  /* px kept above a bar chart's plot for its markers' labels */
 
   var overlays = {
     id: "designlabOverlays",
@@ -35,13 +36,16 @@
         ctx.strokeStyle = MARK_INK;
         ctx.setLineDash([5, 4]);
         ctx.beginPath();
-        ctx.moveTo(px, area.top);
+        ctx.moveTo(px, opts.labelsAbove ? area.top - MARK_LABEL_ROOM + 4 : area.top);
         ctx.lineTo(px, area.bottom);
         ctx.stroke();
         ctx.fillStyle = MARK_INK;
         var width = ctx.measureText(m.label).width;
-        var tx = px + 4 + width > area.right ? px - 4 - width : px + 4;
-        ctx.fillText(m.label, tx, area.top + 30);
+        var tx = px + 4 + width > chart.width ? px - 4 - width : px + 4;
+        /* Bars fill the plot from its top edge: their marker labels go in the room kept above
+           it, so a label never lies on a bar. Lines leave the top of the plot freer. */
+        var ty = opts.labelsAbove ? area.top - 6 : area.top + 30;
+        ctx.fillText(m.label, Math.max(tx, 0), ty);
       });
       ctx.restore();
     }
@@ -88,11 +92,20 @@
     return "$" + Number(value).toLocaleString("en-US", { maximumFractionDigits: 0 });
   }
 
+  /* An axis tick in short form ($0, $500, $20k, $1.2M): level ticks that fit the axis width
+     instead of long rotated ones whose last is cut at the edge. */
+  function shortDollars(value) {
+    var v = Number(value);
+    if (Math.abs(v) >= 1e6) { return "$" + +(v / 1e6).toFixed(1) + "M"; }
+    if (Math.abs(v) >= 1e3) { return "$" + +(v / 1e3).toFixed(1) + "k"; }
+    return "$" + v;
+  }
+
   function barConfig(spec) {
     var x = axis(spec.x.label);
     var largest = Math.max.apply(null, spec.series[0].data.concat([0]));
     var budget = (spec.markers || []).reduce(function (m, k) { return Math.max(m, k.x); }, 0);
-    x.ticks = { callback: dollars };
+    x.ticks = { callback: shortDollars, maxRotation: 0, autoSkipPadding: 12 };
     x.suggestedMax = Math.max(largest, budget) * 1.05;
     return {
       type: "bar",
@@ -106,12 +119,13 @@
         animation: false,
         indexAxis: "y",
         maintainAspectRatio: false,
+        layout: { padding: { top: spec.markers && spec.markers.length ? MARK_LABEL_ROOM : 0, right: 12 } },
         // Every component keeps its label (Chart.js would skip some where they crowd).
         scales: { x: x, y: { ticks: { autoSkip: false } } },
         plugins: {
           legend: { display: false },
           tooltip: { callbacks: { label: function (item) { return dollars(item.raw) + " per month"; } } },
-          designlabOverlays: { windows: spec.windows, markers: spec.markers }
+          designlabOverlays: { windows: spec.windows, markers: spec.markers, labelsAbove: true }
         }
       },
       plugins: [overlays]

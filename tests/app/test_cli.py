@@ -81,6 +81,18 @@ def test_migrate_then_create_user_stores_an_argon2_hash(env_db):
     assert user.password_hash and user.password_hash.startswith("$argon2id$")
 
 
+def test_create_user_prompts_read_password_and_repeat_without_an_empty_default(env_db):
+    result = runner.invoke(
+        main,
+        ["create-user", "--email", "pat@example.com"],
+        input="a long password\na long password\n",
+    )
+    assert result.exit_code == 0, result.output
+    prompts = result.output.splitlines()[:2]
+    assert prompts == ["Password: ", "Repeat for confirmation: "]
+    assert "[]" not in result.output
+
+
 def test_create_user_twice_is_bad_input(env_db):
     args = ["create-user", "--email", "lee@example.com", "--password", "a long password"]
     assert runner.invoke(main, args).exit_code == 0
@@ -121,7 +133,7 @@ def test_an_unexpected_exception_exits_3(env_db, monkeypatch):
     def explode(url: str) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("app.commands.database.upgrade", explode)
+    monkeypatch.setattr("app.db.upgrade", explode)
     result = runner.invoke(main, ["migrate"])
     assert result.exit_code == 3
     assert "internal error: RuntimeError: disk on fire" in result.output

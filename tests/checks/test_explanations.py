@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.checks.explanations import ExplanationError, explanation_problems, render_explanation
 from simulator.design import Design
@@ -57,3 +59,43 @@ def test_loop_variables_are_not_unknown():
     """A name bound by the template itself ({% for %}) is not reported."""
     template = "{% for g in [design.consumers.agent] %}{{ g.instances }}{% endfor %}"
     assert explanation_problems(template) == []
+
+
+def _rendered_by_jinja(template: str) -> str:
+    """What render_explanation gives when it compiles the template (the explanations' own
+    sandboxed environment, whitespace collapsed as render_explanation collapses it)."""
+    from app.checks.explanations import _ENV, _SPACES
+
+    return _SPACES.sub(" ", _ENV.from_string(template).render()).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="{\r"), max_size=80))
+def test_plain_text_renders_as_jinja_renders_it(template: str):
+    """A message with no Jinja syntax is not compiled (most are such), and reads the same."""
+    assert render_explanation(template, {}) == _rendered_by_jinja(template)
+
+
+def test_every_plain_message_of_the_course_renders_as_jinja_renders_it():
+    from pathlib import Path
+
+    from app.course.loader import load_course
+
+    course = load_course(Path(__file__).resolve().parents[2] / "steps")
+    plain = [
+        text
+        for step in course.steps
+        if step.step is not None
+        for check in step.step.checks
+        for text in (check.explain, check.pass_message, check.fail_message)
+        if "{" not in text
+    ]
+    assert len(plain) > 50
+    assert [render_explanation(t, {}) for t in plain] == [_rendered_by_jinja(t) for t in plain]
+
+
+def test_text_with_jinja_syntax_is_still_compiled():
+    """A comment or a stray brace pair still goes through Jinja (the shortcut does not see it)."""
+    assert render_explanation("a {# note #} b", {}) == "a b"
+    with pytest.raises(ExplanationError):
+        render_explanation("a {{ b", {})

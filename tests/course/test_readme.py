@@ -36,12 +36,12 @@ FAILURE_SCENARIOS = [
 ]
 
 COMMON_MISTAKES = [
-    'Treating "exactly-once" as a property of the whole system',
+    'Expecting "exactly-once" to hold end to end',
     "Committing the offset before the work",
-    "Generating a new idempotency key on every retry",
-    "Publishing the event in a separate step after the database commit",
+    "A fresh idempotency key per retry",
+    "Publishing after the database commit, outside it",
     "Writing compensations that are not idempotent, or cannot fail safely",
-    "Adding a dead-letter queue and not watching it",
+    "An unwatched dead-letter queue",
 ]
 
 

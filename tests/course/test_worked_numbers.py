@@ -34,7 +34,7 @@ def test_step_3_assignment_numbers(course: LoadedCourse):
 def test_step_5_slow_batch_numbers(course: LoadedCourse):
     text = _narrative(course, "agents-tools-model")
     assert "a batch of 50 records at 2 s each, one after another, takes 100 s" in text
-    assert "at 7 s each it takes 350 s and its consumer is kicked" in text
+    assert "at 7 s each it needs 350 s, so its consumer is kicked" in text
     assert batch_seconds(50, 2.0) == 100
     assert not poll_interval_exceeded(50, 2.0)
     assert batch_seconds(50, 7.0) == 350

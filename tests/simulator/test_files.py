@@ -155,3 +155,17 @@ def test_case6_a_course_file_and_a_pricing_catalog_with_a_key_given_twice_are_re
     with pytest.raises(InputFileError) as refused:
         load_pricing(pricing)
     assert "duplicate key" in refused.value.errors[0].message
+
+
+def test_files_are_parsed_by_libyaml_when_pyyaml_has_it():
+    """libyaml's parser is about ten times faster than PyYAML's own; yaml.CParser is not
+    exported (it is yaml.cyaml.CParser), and looking for it there sent every file through the
+    pure-Python parser."""
+    import yaml
+
+    from simulator.files import _LineLoader
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("this PyYAML was built without libyaml")
+    assert yaml.cyaml.CParser in _LineLoader.__mro__
+    assert yaml.parser.Parser not in _LineLoader.__mro__

@@ -33,7 +33,7 @@ def test_overview_has_the_sections_and_one_primary_start_button(client):
     headings = [h.get_text(strip=True) for h in page.select("h2")]
     assert headings == ["How it works", "What you'll build", "The steps"]
     assert len(page.select("section[aria-labelledby=how] li")) == 4
-    assert len(page.select("section[aria-labelledby=build] li")) == 5
+    assert len(page.select("section[aria-labelledby=build] li")) == 3
     (button,) = page.select("a.button.primary")
     assert button.get_text(strip=True) == "Start"
     assert button["href"].endswith("/steps/run-api")

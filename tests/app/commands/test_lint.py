@@ -62,7 +62,7 @@ def test_case9_a_check_on_a_failover_metric_in_a_scenario_without_failover_fails
     line = replace(step, "scenario: state-failover", "scenario: peak")
     expr_line = 1 + step.read_text().splitlines().index("    expr: metrics.state_writes_lost == 0")
     code, lines = lint(course)
-    assert code == 1 and line == 7
+    assert code == 1 and line == 6
     assert any(
         f"{step}:{expr_line}: error:" in text
         and "reads metrics.state_writes_lost, which only a state_failover fault produces, but "
@@ -105,3 +105,44 @@ def test_case8_a_decision_range_wider_than_the_design_allows_fails_lint(course):
         f"{step}:{line}: error: decisions.0.min: min 0 is below the design's own minimum 1 for "
         "event_log.partitions: the form would offer values the design refuses"
     ) in lines
+
+
+TIMED = Path(__file__).resolve().parents[2] / "grading" / "fixtures" / "timed"
+
+
+def test_stats_prints_each_step_and_the_total_in_minutes():
+    outcome = CliRunner().invoke(main, ["lint", str(TIMED), "--stats", "--run-seconds", "12"])
+    assert outcome.exit_code == 0
+    lines = outcome.stdout.splitlines()
+    assert lines[0] == "2 steps: 0 errors, 0 warnings"
+    assert any(
+        line.startswith(" 2 Run it ") and line.split()[-5:] == ["1", "0.0", "0.0", "0.2", "0.2"]
+        for line in lines
+    )
+    assert "plus the runs: 1.2 minutes, within the aim of 55 minutes" in lines[-1]
+
+
+def test_seeds_reports_each_shared_run_with_file_and_line_and_counts_them(course, tmp_path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    copied = "the smallest unit of work whose events must stay in one order"
+    (seeds / "source.txt").write_text(f"Pick {copied}, and no larger.")
+    narrative = course / "01-run-api" / "narrative.md"
+    narrative.write_text(narrative.read_text() + f"\nPick {copied}.\n")
+    line = narrative.read_text().count("\n")
+    code, lines = lint_with(course, "--seeds", str(seeds))
+    assert code == 0
+    shared = [entry for entry in lines if ": warning: " in entry and "shared with" in entry]
+    assert shared[0].startswith(f"{narrative}:{line}: warning: 13 words shared with the source")
+    assert len(shared) == 1
+    assert lines[-1] == "1 run of 8 or more words shared with the sources, in 1 file"
+
+
+def test_seeds_that_is_not_a_folder_is_bad_input(course, tmp_path):
+    outcome = CliRunner().invoke(main, ["lint", str(course), "--seeds", str(tmp_path / "none")])
+    assert outcome.exit_code == 2 and "--seeds" in outcome.stderr
+
+
+def lint_with(root: Path, *options: str) -> tuple[int, list[str]]:
+    outcome = CliRunner().invoke(main, ["lint", str(root), *options])
+    return outcome.exit_code, outcome.stdout.splitlines()
