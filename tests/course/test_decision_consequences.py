@@ -60,7 +60,6 @@ NOT_YET_SIMULATED = {
     "orchestration.pattern",
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
-    "model.retry.jitter",
     "checkpoint.reuse_recorded_results",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
