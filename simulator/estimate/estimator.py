@@ -167,7 +167,7 @@ def _group_estimate(
         g.drain_seconds = None
         g.drain_note = never_drains_note(cap, lam)
     under_load = GroupUnderLoad(name, cg, lam, cap, step_s, tokens_per_call)
-    outages = [outage_for(fault, under_load, design) for fault in scenario.faults]
+    outages = [outage_for(f, under_load, design, scenario.faults) for f in scenario.faults]
     worst = max((o for o in outages if o is not None), key=lambda o: o.backlog, default=None)
     if worst is not None:
         _apply_outage(g, worst)

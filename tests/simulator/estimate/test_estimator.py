@@ -363,3 +363,19 @@ def test_item_8_poison_stall_through_the_estimate() -> None:
     design.failures.retry.max_attempts = None
     poison = estimate(design, scenario).poison
     assert poison is not None and poison.stall_seconds is None and poison.events_behind is None
+
+
+def test_a_brownout_of_both_providers_stops_the_agent_group() -> None:
+    """provider-brownout: primary and fallback down together for 20 s, so the breaker's fallback
+    carries nothing: 10 calls/s x 20 s = 200 calls wait, drained at 23.15 - 10 calls/s."""
+    from tests.simulator.faults.builders import course_scenario, reference
+
+    e = estimate(reference(), course_scenario("provider-brownout"))
+    agent = e.by_group["agent"]
+    assert agent.backlog == pytest.approx(200)
+    assert agent.drain_seconds == pytest.approx(200 / (2_500_000 / 60 / 1800 - 10))
+    primary_only = course_scenario(
+        "provider-brownout",
+        faults=[{"kind": "provider_outage", "at_seconds": 300, "duration_seconds": 20}],
+    )
+    assert estimate(reference(), primary_only).by_group["agent"].backlog == 0
