@@ -140,6 +140,18 @@ class Metrics(_Out):
     tokens: int = 0
     tokens_repeated: int = 0
     http_429s: int = 0
+    model_wait_mean_s: float = Field(
+        0.0,
+        description="Mean time a model call waited for the provider, seconds: at the model "
+        "gateway for a concurrency slot, plus its backoff after 429s (what the estimate's "
+        "provider wait predicts).",
+    )
+    model_recovery_s: float | None = Field(
+        None,
+        description="Seconds from the end of the last provider outage until the last model call "
+        "retried after an error or a 429 went through (the retries' recovery); None without a "
+        "provider outage.",
+    )
     wrong_model_version_served: int = 0
     fallback_calls: int = 0
     primary_failures: int = Field(

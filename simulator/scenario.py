@@ -214,6 +214,12 @@ class ProviderOutage(_Fault):
         description="How long a call to the failed provider takes to come back with its error; "
         "a fallback tried after the error starts that much later (an open breaker skips it).",
     )
+    hang_until_end: bool = Field(
+        False,
+        description="Calls to the failed provider hang until the outage ends and then all fail "
+        "at once (a load balancer that held their connections resets them as the provider comes "
+        "back), instead of each failing failure_seconds after it was made.",
+    )
 
 
 class BrokerLoss(_Fault):

@@ -58,7 +58,6 @@ MUST_SHOW = (
 """Decisions the course teaches that must move a simulated metric (the causal-runs issue)."""
 
 NOT_YET_SIMULATED = {
-    "model.retry.jitter",
     "checkpoint.reuse_recorded_results",
 }
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
