@@ -8,8 +8,8 @@ A scenario drives the simulator in one of three ways (``simulator.scenario.Load`
   :func:`simulator.fan_out.run_tasks`); the events carry no arrival time here: the producer
   (``simulator.engine.causal``) appends each one as the step before it is applied.
 - **open-loop runs** (``runs_per_second``, ``run_model: open_loop``, the default): runs arrive
-  (Poisson, or evenly spaced in deterministic mode) and each fans out into model calls (the agent consumer group), tool calls (the tool group) and state
-  writes (the state group), shaped by the design's orchestration with the closed forms' rule
+  (Poisson, or evenly spaced in deterministic mode) and each fans out into model calls (the agent
+  consumer group), tool calls (the tool group) and state writes (the state group), shaped by the design's orchestration with the closed forms' rule
   (:func:`simulator.fan_out.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
   planned step events by ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the
   model calls, a ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly
@@ -24,8 +24,8 @@ A scenario drives the simulator in one of three ways (``simulator.scenario.Load`
   turn, each run making ``fan_out.model_calls`` steps.
 
 Open-loop loads (both modes below the first) follow seed 000's worked example: step events
-arrive at their nominal times whether or not the consumers keep up (3,600 events pile up during a 180 s outage at 20/s). For a
-run keyed by ``run_id`` this is pessimistic: a real run waits for its current step before it emits
+arrive at their nominal times whether or not the consumers keep up (3,600 events pile up during a
+180 s outage at 20/s). For a run keyed by ``run_id`` this is pessimistic: a real run waits for its current step before it emits
 the next, while here a run whose partition is stalled keeps adding its later steps to that
 partition, so per-run keys drain more slowly after an outage than spread keys do.
 
