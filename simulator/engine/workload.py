@@ -9,25 +9,26 @@ A scenario drives the simulator in one of three ways (``simulator.scenario.Load`
   (``simulator.engine.causal``) appends each one as the step before it is applied.
 - **open-loop runs** (``runs_per_second``, ``run_model: open_loop``, the default): runs arrive
   (Poisson, or evenly spaced in deterministic mode) and each fans out into model calls (the agent
-  consumer group), tool calls (the tool group) and state writes (the state group), shaped by the design's orchestration with the closed forms' rule
-  (:func:`simulator.fan_out.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
-  planned step events by ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the
-  model calls, a ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly
-  over the runs: run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind.
-  A run's step events are emitted one after another over its *nominal span*, the sum of its
-  steps' mean times (as if each step waited for the previous one and nothing queued), with the
-  three kinds interleaved evenly. Runs start from ``-span`` so the arrival rate is stationary from
-  time 0 (no ramp-up); events before 0 or after the window are dropped.
+  consumer group), tool calls (the tool group) and state writes (the state group), shaped by the
+  design's orchestration with the closed forms' rule (:func:`simulator.fan_out.fan_out_per_run`:
+  peer agents without ``max_subagents`` multiply the planned step events by
+  ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the model calls, a
+  ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly over the runs:
+  run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind. A run's step events are emitted one
+  after another over its *nominal span*, the sum of its steps' mean times (as if each step waited
+  for the previous one and nothing queued), with the three kinds interleaved evenly. Runs start from
+  ``-span`` so the arrival rate is stationary from time 0 (no ramp-up); events before 0 or after the
+  window are dropped.
 - **step events** (``step_events_per_second``, the single-stage mode of the worked sizing
   example): step events arrive straight into the agent group. They belong to
   ``K = max(1, round(rate x mean agent step))`` runs in flight at a time (Little's law), taken in
   turn, each run making ``fan_out.model_calls`` steps.
 
-Open-loop loads (both modes below the first) follow seed 000's worked example: step events
-arrive at their nominal times whether or not the consumers keep up (3,600 events pile up during a
-180 s outage at 20/s). For a run keyed by ``run_id`` this is pessimistic: a real run waits for its current step before it emits
-the next, while here a run whose partition is stalled keeps adding its later steps to that
-partition, so per-run keys drain more slowly after an outage than spread keys do.
+Open-loop loads (both modes below the first) follow seed 000's worked example: step events arrive at
+their nominal times whether or not the consumers keep up (3,600 events pile up during a 180 s outage
+at 20/s). For a run keyed by ``run_id`` this is pessimistic: a real run waits for its current step
+before it emits the next, while here a run whose partition is stalled keeps adding its later steps
+to that partition, so per-run keys drain more slowly after an outage than spread keys do.
 
 Deterministic mode (``scenario.deterministic``) means evenly spaced arrivals and constant step
 times whatever the scenario's distributions say.
