@@ -155,7 +155,10 @@ def _detect(
     env = sim.env
     if at >= restart_at:
         return
-    yield env.timeout(at - env.now)
+    # The session timeout runs from the crash; an after-effect crash that waited for a member's
+    # step may already be past it.
+    yield env.timeout(max(0.0, at - env.now))
+    at = env.now
     group.advance(at)
     if group.membership_changed():
         group.rebalance(at)
