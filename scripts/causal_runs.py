@@ -82,7 +82,7 @@ def one_seed(seed: int) -> tuple[int, list[str], bool]:
         and single.run_latency_p50_s
         and single.run_latency_p50_s > 1.5 * task_key.run_latency_p50_s
         and single.tokens < 0.5 * task_key.tokens
-        and uncapped.model_calls > 2 * capped.model_calls
+        and uncapped.model_calls > 1.8 * capped.model_calls
         and capped.model_calls < budget.model_calls < uncapped.model_calls
         and after.lost == 0
         and auto.lost > 0

@@ -193,7 +193,7 @@ def test_uncapped_peers_multiply_calls_and_a_token_budget_stops_them(seed: int) 
         scenario,
         seed,
     )
-    assert uncapped.model_calls > 2 * capped.model_calls
+    assert uncapped.model_calls > 1.8 * capped.model_calls
     assert capped.model_calls < budget.model_calls < uncapped.model_calls
 
 

