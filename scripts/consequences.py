@@ -32,7 +32,9 @@ TABLE = STEPS / "consequences.yaml"
 class Decision:
     """One row of steps/consequences.yaml: the wrong values (dotted design paths), the scenario,
     the metric (a key of the result's metrics, or ``by_group.<group>.<key>``) and which way is
-    worse (``higher`` or ``lower``), by at least ``by_at_least`` (in the metric's unit)."""
+    worse (``higher`` or ``lower``), by at least ``by_at_least`` (in the metric's unit). ``base``:
+    values applied to both designs first, for a decision that matters only in another context
+    (a token budget under uncapped peer agents)."""
 
     decision: str
     step: str
@@ -41,6 +43,7 @@ class Decision:
     metric: str
     worse: str
     by_at_least: float = 0.0
+    base: dict[str, Any] | None = None
 
 
 def decisions(path: Path = TABLE) -> list[Decision]:
@@ -88,6 +91,7 @@ def measure(decision: Decision, seed: int) -> tuple[float, float]:
     from simulator.files import load_scenario
 
     reference = yaml.safe_load((STEPS / "designs" / "reference.yaml").read_text(encoding="utf-8"))
+    reference = with_values(reference, decision.base or {})
     scenario = load_scenario(STEPS / "scenarios" / f"{decision.scenario}.yaml")
     right = Design.model_validate(reference)
     wrong = Design.model_validate(with_values(reference, decision.wrong))

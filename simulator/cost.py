@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from simulator.checkpoints import checkpoint_writes_per_run
 from simulator.design import CommitMode, Dedupe, Design, OrchestrationPattern
-from simulator.fan_out import fan_out_per_run, stopped_by_token_budget
+from simulator.fan_out import SINGLE_AGENT_CALL_FACTOR, fan_out_per_run, stopped_by_token_budget
 from simulator.groups import GROUPS
 from simulator.pricing import Pricing, ProviderPrice
 from simulator.result import Cost, CostLine, Metrics
@@ -137,7 +137,8 @@ def model_calls_per_run(design: Design, load: Load) -> RunShape:
     - peer_agents without a cap: ``fan_out.model_calls x fan_out.uncapped_peer_multiplier`` (peers
       keep spawning peers; seed 000 reports 50 subagents for a simple query);
     - single_agent: the planned calls x 4/15 (a single agent uses about 4x a chat's tokens, a
-      multi-agent run about 15x; seed 000).
+      multi-agent run about 15x; seed 000); with a causal run model, the planned calls in one
+      task, each carrying 4/15 of the tokens.
     A ``token_budget_per_run`` then stops the run at budget / tokens per call. The figure is
     :func:`simulator.fan_out.fan_out_per_run`'s, the one the estimate and the simulation use;
     ``rule`` spells it out for the bill.
@@ -147,7 +148,12 @@ def model_calls_per_run(design: Design, load: Load) -> RunShape:
     planned = float(fan_out.model_calls)
     orchestration = design.orchestration
     calls = fan_out_per_run(design, load).model_calls
-    if orchestration.pattern is OrchestrationPattern.single_agent:
+    tokens_in, tokens_out = tokens.input_per_call, tokens.output_per_call
+    if orchestration.pattern is OrchestrationPattern.single_agent and load.run_model == "causal":
+        rule = f"single agent: {_num(calls)} calls in one task, each 4/15 of the tokens"
+        tokens_in = round(tokens_in * SINGLE_AGENT_CALL_FACTOR)
+        tokens_out = round(tokens_out * SINGLE_AGENT_CALL_FACTOR)
+    elif orchestration.pattern is OrchestrationPattern.single_agent:
         rule = f"single agent: {_num(planned)} planned x 4/15"
     elif (
         orchestration.pattern is OrchestrationPattern.peer_agents
@@ -157,11 +163,11 @@ def model_calls_per_run(design: Design, load: Load) -> RunShape:
         rule = f"peer agents, no fan-out cap: {_num(planned)} planned x {multiplier}"
     else:
         rule = "planned fan-out"
-    per_call = tokens.input_per_call + tokens.output_per_call
+    per_call = tokens_in + tokens_out
     budget = orchestration.token_budget_per_run
     if budget is not None and stopped_by_token_budget(design, load):
         rule += f", stopped by the token budget {_num(budget)} / {_num(per_call)} tokens per call"
-    return RunShape(calls, tokens.input_per_call, tokens.output_per_call, rule)
+    return RunShape(calls, tokens_in, tokens_out, rule)
 
 
 def _line(component: str, monthly_usd: float, detail: str) -> CostLine:

@@ -98,6 +98,7 @@ class PartitionKey(StrEnum):
     """Which field becomes the Kafka record key (key -> partition by a stable hash)."""
 
     run_id = "run_id"
+    task_id = "task_id"
     tenant_id = "tenant_id"
     event_id = "event_id"
     arrival_timestamp = "arrival_timestamp"

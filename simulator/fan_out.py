@@ -7,6 +7,8 @@ group (:func:`mean_arrivals_eps`); the simulation draws its runs from the same f
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from simulator.design import Design, OrchestrationPattern
@@ -37,6 +39,117 @@ class RunFanOut(BaseModel):
         return self.model_calls + self.tool_calls + self.state_writes
 
 
+PLANNED_RESEARCHERS = 5
+"""Researcher tasks the orchestrator plans per run (the scenario's fan-out is their work plus the
+planner's, the writer's and the reviewer's)."""
+FIXED_ROLE_SHARE = 0.25
+"""Share of a run's planned model calls and state writes done by the planner, writer and reviewer
+(2 : 2 : 1 between them); the researchers do the rest and every tool call."""
+
+
+class RunTasks(BaseModel):
+    """The tasks of one run after the design's orchestration (expected counts per task).
+
+    ``fixed``: the planner's, writer's and reviewer's model calls and state writes, each
+    ``(model, tool, state)``; ``researchers``: researcher tasks per run; ``per_researcher``: the
+    work of one researcher ``(model, tool, state)``; ``sequential``: one agent does everything in
+    order; ``tokens_per_call``: input + output tokens of one model call.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    fixed: list[tuple[float, float, float]]
+    researchers: float
+    per_researcher: tuple[float, float, float]
+    sequential: bool
+    tokens_per_call: float
+    note: str
+
+    @property
+    def totals(self) -> tuple[float, float, float]:
+        """Model calls, tool calls and state writes of one run."""
+        m = sum(f[0] for f in self.fixed) + self.researchers * self.per_researcher[0]
+        t = sum(f[1] for f in self.fixed) + self.researchers * self.per_researcher[1]
+        s = sum(f[2] for f in self.fixed) + self.researchers * self.per_researcher[2]
+        return m, t, s
+
+
+def run_tasks(design: Design, load: Load) -> RunTasks:
+    """The run's tasks under the design's orchestration (the rule of :func:`fan_out_per_run`).
+
+    The planned fan-out (20 model calls, 12 tool calls, 40 state writes) is a planner (2 calls,
+    4 writes), :data:`PLANNED_RESEARCHERS` researchers sharing 15 calls, 12 tool calls and 30
+    writes, a writer (2 calls, 4 writes) and a reviewer (1 call, 2 writes).
+
+    - ``orchestrator_worker``: the orchestrator plans the researchers; ``max_subagents`` below
+      the plan splits the same research over fewer tasks (each longer).
+    - ``peer_agents``: peers spawn researchers, each a planned researcher's share, until the run
+      makes ``uncapped_peer_multiplier`` x the planned model calls; ``max_subagents`` caps the
+      researchers (a cap above what peers spawn changes nothing).
+    - ``single_agent``: one task does every step in order (its research runs in sequence); its
+      calls carry 4/15 of a multi-agent run's tokens (about 4x a chat's tokens against about 15x
+      for a multi-agent system: Anthropic, "How we built our multi-agent research system", 2025).
+    - ``token_budget_per_run``: a run stops its research when its tokens would run out: fewer
+      researchers (at least one), or, for a single agent, fewer calls.
+    """
+    fan = load.fan_out
+    orch = design.orchestration
+    tokens = float(load.tokens.input_per_call + load.tokens.output_per_call)
+    fm = fan.model_calls * FIXED_ROLE_SHARE
+    fs = fan.state_writes * FIXED_ROLE_SHARE
+    fixed = [(fm * 0.4, 0.0, fs * 0.4), (fm * 0.4, 0.0, fs * 0.4), (fm * 0.2, 0.0, fs * 0.2)]
+    research = (fan.model_calls - fm, float(fan.tool_calls), fan.state_writes - fs)
+    share = tuple(x / PLANNED_RESEARCHERS for x in research)
+    notes = []
+    if orch.pattern is OrchestrationPattern.single_agent:
+        calls = float(fan.model_calls)
+        per_call = tokens * SINGLE_AGENT_CALL_FACTOR
+        notes.append("single agent: every step in one task, 4/15 of the tokens")
+        budget = orch.token_budget_per_run
+        if budget is not None and per_call > 0 and calls * per_call > budget:
+            calls = budget / per_call
+            notes.append(f"token budget {budget:,} stops a run after {calls:.1f} calls")
+        return RunTasks(
+            fixed=[(calls, float(fan.tool_calls), float(fan.state_writes))],
+            researchers=0.0,
+            per_researcher=(0.0, 0.0, 0.0),
+            sequential=True,
+            tokens_per_call=per_call,
+            note="; ".join(notes),
+        )
+    if orch.pattern is OrchestrationPattern.peer_agents:
+        spawned = PLANNED_RESEARCHERS
+        if share[0] > 0:
+            spawned = round((fan.model_calls * fan.uncapped_peer_multiplier - fm) / share[0])
+        researchers = float(
+            spawned if orch.max_subagents is None else min(orch.max_subagents, spawned)
+        )
+        per = share
+        if orch.max_subagents is None:
+            notes.append(f"peer agents without a cap: {researchers:g} researchers")
+        else:
+            notes.append(f"peer agents capped at {orch.max_subagents}: {researchers:g} researchers")
+    else:
+        researchers = float(min(orch.max_subagents or PLANNED_RESEARCHERS, PLANNED_RESEARCHERS))
+        per = tuple(x / researchers for x in research)
+        notes.append(f"orchestrator and {researchers:g} researchers")
+    budget = orch.token_budget_per_run
+    if budget is not None and tokens > 0 and per[0] > 0:
+        most_calls = budget / tokens
+        fixed_calls = sum(f[0] for f in fixed)
+        if fixed_calls + researchers * per[0] > most_calls:
+            researchers = float(max(1, math.floor((most_calls - fixed_calls) / per[0])))
+            notes.append(f"token budget {budget:,} stops research at {researchers:g} researchers")
+    return RunTasks(
+        fixed=fixed,
+        researchers=researchers,
+        per_researcher=(per[0], per[1], per[2]),
+        sequential=False,
+        tokens_per_call=tokens,
+        note="; ".join(notes),
+    )
+
+
 def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
     """Apply the design's orchestration to the scenario's planned fan-out (20 / 12 / 40).
 
@@ -50,8 +163,21 @@ def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
       chat's tokens against 15x for multi-agent runs); tool calls and state writes as planned.
     - ``token_budget_per_run``: a run stops when its tokens run out, so model calls per run are at
       most budget / (input + output tokens per call).
+
+    A causal run model (``load.run_model``) takes its counts from :func:`run_tasks` instead.
     """
     fan = load.fan_out
+    if load.run_model == "causal":
+        tasks = run_tasks(design, load)
+        calls, tools, writes = tasks.totals
+        return RunFanOut(
+            model_calls=calls,
+            tool_calls=tools,
+            state_writes=writes,
+            factor=calls / fan.model_calls if fan.model_calls else 1.0,
+            tokens_per_run=calls * tasks.tokens_per_call,
+            note=tasks.note,
+        )
     tokens_per_call = load.tokens.input_per_call + load.tokens.output_per_call
     model_calls, tool_calls, state_writes, note = _orchestrated(design, load)
     notes = [note]
@@ -75,6 +201,8 @@ def fan_out_per_run(design: Design, load: Load) -> RunFanOut:
 def stopped_by_token_budget(design: Design, load: Load) -> bool:
     """True when the design's ``token_budget_per_run`` ends a run before its model calls are
     done (:func:`fan_out_per_run` then gives budget / tokens per call)."""
+    if load.run_model == "causal":
+        return "token budget" in run_tasks(design, load).note
     most = _calls_within_token_budget(design, load)
     return most is not None and _orchestrated(design, load)[0] > most
 

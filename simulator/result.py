@@ -76,6 +76,38 @@ class Metrics(_Out):
         "finished nor given up): when above 0 the latency percentiles are lower bounds.",
     )
     in_flight_mean: float = 0.0
+    run_latency_p50_s: float | None = Field(
+        None,
+        description="Median time from a run's request to its report, seconds, counting runs still "
+        "unfinished at the end at their age then (censored); None when the scenario drives step "
+        "events, not runs.",
+    )
+    run_latency_p95_s: float | None = None
+    run_latency_p99_s: float | None = None
+    run_critical_path_s: float | None = Field(
+        None,
+        description="Median over the runs of their critical path: the latency a run would have "
+        "if nothing queued (planner, longest researcher, writer, reviewer; each hop's mean "
+        "publish delay included), seconds.",
+    )
+    runs_completed: int | None = Field(
+        None, description="Runs requested in the window whose report was applied by its end."
+    )
+    runs_stalled: int | None = Field(
+        None,
+        description="Runs requested in the window and unfinished at its end (a lost step stalls "
+        "a run for good; a backlog only delays it).",
+    )
+    order_violations_run: int | None = Field(
+        None,
+        description="Step events applied before an earlier-written event of the same run in the "
+        "same topic (first applies; per-key order kept by the log is what prevents them).",
+    )
+    order_violations_task: int | None = Field(
+        None,
+        description="Step events applied before an earlier-written event of the same agent task "
+        "in the same topic.",
+    )
     latency_mean_s: float = Field(0.0, description="Mean arrival-to-completion time, seconds.")
     wait_mean_s: float = Field(
         0.0,
@@ -108,6 +140,18 @@ class Metrics(_Out):
     tokens: int = 0
     tokens_repeated: int = 0
     http_429s: int = 0
+    model_wait_mean_s: float = Field(
+        0.0,
+        description="Mean time a model call waited for the provider, seconds: at the model "
+        "gateway for a concurrency slot, plus its backoff after 429s (what the estimate's "
+        "provider wait predicts).",
+    )
+    model_recovery_s: float | None = Field(
+        None,
+        description="Seconds from the end of the last provider outage until the last model call "
+        "retried after an error or a 429 went through (the retries' recovery); None without a "
+        "provider outage.",
+    )
     wrong_model_version_served: int = 0
     fallback_calls: int = 0
     primary_failures: int = Field(

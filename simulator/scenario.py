@@ -107,6 +107,12 @@ class Load(_Part):
     runs_per_second: float | None = Field(0.5, ge=0, le=10_000)
     step_events_per_second: float | None = Field(None, ge=0, le=1_000_000)
     arrivals: Literal["poisson", "even"] = "poisson"
+    run_model: Literal["open_loop", "causal"] = Field(
+        "open_loop",
+        description="open_loop: a run's step events arrive on a fixed schedule whatever happens "
+        "to its earlier steps; causal: each run is a task graph whose next step event is "
+        "produced only when the step before it has been applied (simulator/engine/causal.py).",
+    )
     fan_out: FanOut = Field(default_factory=FanOut)
     step_time: StepTimes = Field(default_factory=StepTimes)
     tokens: Tokens = Field(default_factory=Tokens)
@@ -207,6 +213,12 @@ class ProviderOutage(_Fault):
         le=600,
         description="How long a call to the failed provider takes to come back with its error; "
         "a fallback tried after the error starts that much later (an open breaker skips it).",
+    )
+    hang_until_end: bool = Field(
+        False,
+        description="Calls to the failed provider hang until the outage ends and then all fail "
+        "at once (a load balancer that held their connections resets them as the provider comes "
+        "back), instead of each failing failure_seconds after it was made.",
     )
 
 

@@ -81,6 +81,25 @@ def _latency_line(m: Metrics) -> str:
     return line
 
 
+def _run_lines(m: Metrics) -> list[str]:
+    """Causal runs only: the runs finished and unfinished, the run latency against the critical
+    path, and the events applied out of their task's or run's order."""
+    if m.runs_completed is None:
+        return []
+    lines = [f"runs: {m.runs_completed:,} reported, {m.runs_stalled or 0:,} unfinished at the end"]
+    if m.run_latency_p50_s is not None and m.runs_completed:
+        lines.append(
+            f"run latency p50 {m.run_latency_p50_s:,.1f} s, p95 {m.run_latency_p95_s or 0:,.1f} s, "
+            f"p99 {m.run_latency_p99_s or 0:,.1f} s (critical path "
+            f"{m.run_critical_path_s or 0:,.1f} s if nothing queued)"
+        )
+    lines.append(
+        f"applied out of order: {m.order_violations_task or 0:,} within a task, "
+        f"{m.order_violations_run or 0:,} within a run"
+    )
+    return lines
+
+
 def summary(result: SimulationResult) -> str:
     """Lines a person reads: load, capacity, backlog and recovery, durability, tokens, cost.
 
@@ -97,6 +116,7 @@ def summary(result: SimulationResult) -> str:
         f"capacity {_capacity(m.capacity_eps, m.utilisation)}, "
         f"in flight {m.in_flight_mean:,.1f} on average",
         _latency_line(m),
+        *_run_lines(m),
         f"lag peak {m.lag_total_max:,}, backlog peak {m.backlog_peak:,}"
         + (
             f", backlog at restart {m.backlog_at_restart:,}"

@@ -1,9 +1,11 @@
-"""A model provider's load and ceilings: tokens a minute, and calls a second by limit."""
+"""A model provider's load and ceilings: tokens a minute, calls a second by limit, and the wait
+for a concurrency slot at the model gateway."""
 
 from __future__ import annotations
 
 import math
 
+from simulator.closed_forms.queueing import erlang_c, mmc_wait_seconds
 from simulator.design import ModelProvider
 
 
@@ -31,3 +33,22 @@ def provider_capacity_eps(
     }
     limits["tpm"] = provider.tpm / 60.0 / tokens_per_call if tokens_per_call > 0 else math.inf
     return limits
+
+
+def gateway_wait(
+    calls_per_second: float, call_seconds: float, max_concurrency: int, callers: int
+) -> tuple[float, float | None]:
+    """The probability that a model call waits at the gateway for a concurrency slot, and its
+    mean wait in seconds (``None`` when the calls need every slot or more).
+
+    The gateway holds at most ``max_concurrency`` calls in flight and queues the rest first come
+    first served: an M/M/c queue with ``c = max_concurrency`` (Erlang C; the M/M/c mean wait,
+    Kleinrock 1975, sec. 3.5). ``callers``: the most calls that can be in flight at once (the
+    agent group's busy partitions); when it is at most ``max_concurrency`` nobody ever waits
+    (0, 0). 10 calls/s of 2 s on 24 slots from 96 partitions: (0.298, 0.149).
+    """
+    if calls_per_second <= 0 or callers <= max_concurrency:
+        return 0.0, 0.0
+    offered = calls_per_second * call_seconds
+    wait = mmc_wait_seconds(calls_per_second, 1.0 / call_seconds, max_concurrency)
+    return erlang_c(offered, max_concurrency), None if math.isinf(wait) else wait

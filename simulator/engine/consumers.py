@@ -119,10 +119,20 @@ class ConsumerGroup(Retries):
         for with :meth:`request_control` at their sample times, so the outcome does not depend
         on how often the control plane calls this.
         """
-        while self._advance(until):
+        if self.world is not None:
+            self.world.advance(until)
+            return
+        limit_key = (int(until * TICKS_PER_S) << PBITS) | MASK
+        while self._advance(limit_key):
             pass
 
-    def _advance(self, until: float) -> bool:  # noqa: C901 (the hot loop; see the comment block)
+    def advance_to_key(self, limit_key: int) -> None:
+        """:meth:`advance` up to a heap key (every action with a key at or below it), this group
+        alone: for the causal producer, which keeps the groups in step."""
+        while self._advance(limit_key):
+            pass
+
+    def _advance(self, limit_key: int) -> bool:  # noqa: C901 (the hot loop; see the comment block)
         """One stretch of :meth:`advance`: True when it stopped for a control action (it ran the
         action; call again to go on to ``until``)."""
         # The hot loop runs once per step action. Its local names alias attributes, functions and
@@ -165,7 +175,6 @@ class ConsumerGroup(Retries):
         ticks = TICKS_PER_S
         pbits = PBITS
         mask = MASK
-        limit_key = (int(until * ticks) << pbits) | mask
         stream_key = self.stream_key
         si = self.stream_i
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
@@ -200,6 +209,9 @@ class ConsumerGroup(Retries):
         active = ACTIVE
         retry = RETRY
         done = DONE
+        world = self.world
+        causal = world is not None
+        applied = world.applied if world is not None else None
         while True:
             sk = stream_key[si]
             if heap and heap[0] < sk:
@@ -255,6 +267,8 @@ class ConsumerGroup(Retries):
                         processed += 1
                         if track_memory:
                             part.memory = self._memory_tag(part.owner)
+                        if causal:
+                            applied(part.ev[cur], t)  # type: ignore[misc]
                     part.cur = -1
                     busy -= 1
                 pos = part.pos
@@ -289,7 +303,7 @@ class ConsumerGroup(Retries):
                     if part.slot:
                         part.slot = False
                         free_slots[part.owner] += 1
-                    if pos < n:
+                    if pos < n or causal:
                         part.state = idle
                         part.stream_wait = True
                     else:
@@ -340,6 +354,7 @@ class ConsumerGroup(Retries):
             part.pos = nxt
             if (
                 batch_end == nxt
+                and not causal
                 and (nxt == n or arrival[nxt] >= finish)
                 and finish - batch_t <= mpi
                 and not part.revoking
@@ -442,7 +457,7 @@ class ConsumerGroup(Retries):
             self.sample_key = self._take_samples(STREAM_END, 0, self.busy)
             self.samples.flush()
 
-    def set_samples(self, times: np.ndarray, per_chart: int, chart_ends: np.ndarray) -> None:
+    def set_samples(self, times: np.ndarray, per_chart: int, chart_ends: np.ndarray | None) -> None:
         """Have the data plane take samples at ``times`` (seconds, ascending) as it goes, a
         chart sample every ``per_chart``-th; ``chart_ends``: each partition's log-end offset at
         each chart time, shape ``(P, len(times) // per_chart)`` (simulator.engine.samples)."""

@@ -4,6 +4,8 @@ Every consumer group reads its own topic with ``design.event_log.partitions`` pa
 producer sends each step event with the design's partition key:
 
 - ``run_id``: all events of a run share a key (per-run order; a run's steps queue on one partition);
+- ``task_id``: all events of one agent task (the planner, a researcher, the writer, the reviewer)
+  share a key (per-task order; a run's researchers spread over partitions);
 - ``tenant_id``: all runs of a tenant share a key; tenants follow the scenario's Zipf spread, so the
   largest tenants make hot partitions whose lag shows it;
 - ``event_id``: every event has its own key, which spreads like round robin: the ``k``-th event of
@@ -37,6 +39,8 @@ import numpy as np
 
 from simulator.design import Design, PartitionKey
 from simulator.engine.outbox import OutboxRelay
+from simulator.engine.partition import Partition
+from simulator.engine.taskgraph import TaskGraph
 from simulator.engine.workload import GroupLoad
 
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
@@ -45,6 +49,7 @@ _S33 = np.uint64(33)
 
 KEY_KIND = {
     PartitionKey.run_id: 1,
+    PartitionKey.task_id: 5,
     PartitionKey.tenant_id: 2,
     PartitionKey.event_id: 3,
     PartitionKey.arrival_timestamp: 4,
@@ -76,6 +81,9 @@ def key_codes(design: Design, load: GroupLoad) -> np.ndarray:
         return np.arange(n, dtype=np.uint64)
     if key is PartitionKey.run_id:
         base = load.run.astype(np.uint64)
+    elif key is PartitionKey.task_id:
+        task = load.run if load.task is None else load.task
+        base = task.astype(np.uint64)
     elif key is PartitionKey.tenant_id:
         base = load.tenant.astype(np.uint64)
     else:
@@ -130,6 +138,7 @@ class Topic:
     key: np.ndarray
     arrival_sorted_s: np.ndarray
     written_s: np.ndarray
+    event: np.ndarray | None = None
 
     def log_end(self, t: float) -> int:
         """Events produced to the topic with arrival time <= ``t`` (sum of log-end offsets)."""
@@ -215,4 +224,59 @@ def build_topic(design: Design, load: GroupLoad, relay: OutboxRelay | None = Non
         key=codes[order],
         arrival_sorted_s=arrival,
         written_s=written[order],
+    )
+
+
+def graph_partitions(design: Design, graph: TaskGraph) -> np.ndarray:
+    """The partition of every event of a causal run graph (shape ``(E,)`` int64), per topic: an
+    ``event_id`` key deals each topic's events round robin in event order; a timestamp key is
+    decided at append time (``simulator.engine.causal``), so this returns zeros for it."""
+    out = np.zeros(graph.events, dtype=np.int64)
+    if design.event_log.partition_key is PartitionKey.arrival_timestamp:
+        return out
+    for kind in range(3):
+        rows = np.nonzero(graph.kind == kind)[0]
+        load = GroupLoad(
+            "k",
+            np.zeros(rows.size),
+            np.zeros(rows.size),
+            graph.run[rows],
+            graph.tenant[rows],
+            0.0,
+            0.0,
+            task=graph.task[rows],
+        )
+        out[rows] = partitions_of(design, load)
+    return out
+
+
+def causal_topic(
+    name: str,
+    partitions: int,
+    parts: list[Partition],
+    graph: TaskGraph,
+    written_stage_s: np.ndarray,
+    key: np.ndarray,
+) -> Topic:
+    """The topic a causal run left in the log (after the run): every partition's appended events
+    in offset order, with their write times (the stage's production time)."""
+    counts = np.array([q.n for q in parts], dtype=np.int64)
+    start = np.zeros(partitions + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    empty_i = np.empty(0, dtype=np.int64)
+    ev = np.concatenate([empty_i, *(np.asarray(q.ev, dtype=np.int64) for q in parts)])
+    arrival = np.concatenate(
+        [np.empty(0), *(np.asarray(q.arrival, dtype=np.float64) for q in parts)]
+    )
+    return Topic(
+        name=name,
+        partitions=partitions,
+        start=start,
+        arrival_s=arrival,
+        step_s=graph.step_s[ev],
+        run=graph.run[ev],
+        key=key[ev],
+        arrival_sorted_s=np.sort(arrival),
+        written_s=written_stage_s[graph.stage[ev]],
+        event=ev,
     )

@@ -22,7 +22,7 @@ import random
 from array import array
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from simulator.engine.partition import (
     Partition,
 )
 from simulator.engine.samples import GroupSamples
+
+if TYPE_CHECKING:
+    from simulator.engine.causal import CausalRuns
 
 
 class Stage(Protocol):
@@ -212,6 +215,18 @@ class GroupState:
         self.control_actions: list[Callable[[float], None]] = []
         self.control_key = STREAM_END
         self.control_t = math.inf
+        # A causal run's producer (simulator.engine.causal.CausalRuns): set, every advance goes
+        # through it and each first apply is reported to it.
+        self.world: CausalRuns | None = None
+
+    def next_key(self) -> int:
+        """The key of the next thing the data plane will do: a partition's action, an arrival on
+        the stream or a control action asked for (``STREAM_END`` when none)."""
+        k = self.heap[0] if self.heap else STREAM_END
+        s = self.stream_key[self.stream_i]
+        if s < k:
+            k = s
+        return k if k < self.control_key else self.control_key
 
     # ------------------------------------------------------------------ heap helpers
 

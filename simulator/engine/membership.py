@@ -278,6 +278,8 @@ class Membership(GroupState):
             part.first_finish[cur] = part.busy_until
             part.hw = cur + 1
             self.processed += 1
+            if self.world is not None:
+                self.world.applied(part.ev[cur], part.busy_until)
         part.cur = -1
         self.busy -= 1
 

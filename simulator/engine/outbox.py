@@ -28,6 +28,7 @@ relay whose interval is near zero.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -58,6 +59,13 @@ class OutboxRelay:
             return written + self.mean_delay_s
         polls = np.ceil((written - self.phase_s) / self.interval_s)
         return np.maximum(self.phase_s + polls * self.interval_s, written)
+
+    def publish_time(self, written_s: float) -> float:
+        """:meth:`publish_times` of one write time (seconds)."""
+        if self.phase_s is None:
+            return written_s + self.mean_delay_s
+        polls = math.ceil((written_s - self.phase_s) / self.interval_s)
+        return max(self.phase_s + polls * self.interval_s, written_s)
 
 
 def outbox_relay(design: Design, deterministic: bool, rng: random.Random) -> OutboxRelay | None:

@@ -63,7 +63,9 @@ class Partition:
     its next record arrives, woken by the arrival stream (no heap entry); ``refetch_until``: offsets
     below it were fetched before, so fetching them again is a redelivery. ``first_finish`` /
     ``first_start``: per offset, seconds
-    (NaN until it happens), as ``array("d")`` (8 bytes an offset).
+    (NaN until it happens), as ``array("d")`` (8 bytes an offset). ``ev``: per offset, the run
+    graph's event id, for a causal run (``simulator.engine.causal``: offsets are appended as
+    events are produced); empty otherwise.
     """
 
     __slots__ = (
@@ -94,6 +96,7 @@ class Partition:
         "fail_attempts",
         "next_t",
         "stream_wait",
+        "ev",
     )
 
     def __init__(self, pid: int, arrival: list[float], step: list[float]):
@@ -124,6 +127,7 @@ class Partition:
         self.fail_attempts: dict[int, int] | None = None
         self.next_t = 0.0
         self.stream_wait = False
+        self.ev: list[int] = []
 
     def log_end(self, t: float) -> int:
         """Events of this partition that arrived by ``t`` (its log-end offset)."""

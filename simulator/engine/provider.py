@@ -1,19 +1,32 @@
 """The model provider as the agent group sees it: RPM, TPM, a concurrency limit, 429s and retries.
 
-Every agent step is one model call whose latency is the step time. A call is *admitted* at the time
-the partition's consumer tries it, or rejected with HTTP 429 when any limit is exceeded:
+Every agent step is one model call whose latency is the step time. The agent workers reach the
+provider through a **model gateway** (a shared client: the response cache of
+``simulator.faults.provider_outage`` sits there too). A call is *admitted* at the time the
+partition's consumer tries it, queued at the gateway, or rejected with HTTP 429:
 
-- **RPM and TPM**: two token buckets (the usual way providers enforce per-minute limits), each
-  holding at most one minute's allowance and refilled continuously at ``limit / 60`` per second;
-  a call takes 1 request and ``tokens_per_call`` (input + output) tokens. Both start full. Rejected
-  calls take nothing from the buckets. A call needing more tokens than the TPM is never admitted.
-- **max_concurrency**: calls in flight (admitted, not yet finished) may not exceed the limit.
-  A call whose consumer crashed keeps its slot until it finishes (the provider does not know).
+- **max_concurrency**: the gateway holds at most ``max_concurrency`` calls in flight to the
+  provider (admitted, not yet finished); a call beyond it waits at the gateway, first come first
+  served, for the earliest slot to free (an HTTP client's connection pool: a request waits for a
+  connection instead of being refused). The wait is counted in ``gateway_wait_s``. A call whose
+  consumer crashed keeps its slot until it finishes (the provider does not know).
+- **RPM and TPM**, checked when the call leaves the gateway: two token buckets replenished
+  continuously at ``limit / 60`` per second, each holding at most **one second's allowance**
+  (``limit / 60``; never less than one call's cost). Anthropic's rate-limit documentation: the
+  token bucket's capacity "is continuously replenished up to your maximum limit, rather than being
+  reset at fixed intervals", and limits "may be enforced over shorter time intervals", a rate of
+  60 RPM as 1 request per second, so that short bursts are refused; OpenAI's: limits "can be
+  quantized", 60,000 requests/minute enforced as 1,000 requests/second. So a synchronized wave
+  of calls above one second's allowance is answered with 429s even when the minute's average is
+  under the limit. A call takes 1 request and ``tokens_per_call`` (input + output) tokens; both
+  buckets start full; a rejected call takes nothing from them. A call needing more tokens than
+  the TPM is never admitted.
 - **outages** (``add_outage``, for the faults layer): inside a window every call fails at once
   with an error instead of a 429.
 
-Admission is decided in time order (the consumer groups ask in non-decreasing time), so the buckets
-and the in-flight heap are exact, not sampled.
+Admission is decided in time order (the consumer groups ask in non-decreasing time), so the buckets,
+the in-flight heap and the gateway's queue are exact, not sampled: a queued call takes the slot
+that frees first, and calls leave the gateway in the order they came.
 
 Retries: a rejected call waits ``min(max_backoff, base x 2**(attempt-1))`` seconds, with jitter
 from the AWS Architecture Blog's "Exponential Backoff And Jitter" (full: uniform in ``[0, w]``;
@@ -33,6 +46,10 @@ REJECT_429 = -1.0
 """``admit`` result: over a limit (HTTP 429), retry later."""
 REJECT_DOWN = -2.0
 """``admit`` result: the resource is unavailable (an outage or failover), retry later."""
+
+SLACK_TOLERANCE_S = 1e-9
+"""Seconds of rounding a bucket forgives, so that summed floating-point costs never refuse a
+call the bucket holds exactly."""
 
 MIN_RETRY_WAIT_S = 0.01
 """Floor of a retry wait in seconds, so a zero backoff cannot spin at one instant."""
@@ -88,6 +105,12 @@ class Windows:
         i = bisect.bisect_right(self.starts, t) - 1
         return i >= 0 and t < self.ends[i]
 
+    def end_at(self, t: float) -> float:
+        """Where the window holding ``t`` ends, or ``-inf`` when ``t`` is in none."""
+        i = bisect.bisect_right(self.starts, t) - 1
+        if i >= 0 and t < self.ends[i]:
+            return self.ends[i]
+        return -math.inf
 
 
 class Interruptible:
@@ -117,16 +140,19 @@ class Interruptible:
 
 
 class Provider(Interruptible):
-    """Admission of model calls to one provider (see the module docstring for the rules).
+    """Admission of model calls to one provider through the gateway (rules in the module docstring).
 
     ``tokens_per_call``: input + output tokens of one call. ``track_concurrency``: False when the
     group can never have ``max_concurrency`` calls in flight (fewer partitions than the limit),
-    which skips the in-flight heap.
+    which skips the in-flight heap (and so the gateway never queues).
 
     The two buckets are kept in their virtual-scheduling form (the GCRA of ITU-T I.371, equivalent
     to a token bucket): ``tat`` is the time at which the bucket would be full again; a call of cost
     ``c`` is admitted at ``t`` when ``max(tat, t) - t <= (capacity - c) / rate``, and then
-    ``tat = max(tat, t) + c / rate``.
+    ``tat = max(tat, t) + c / rate``. Capacity: :func:`burst_capacity` of the limit.
+
+    Counters: ``admitted`` (calls the provider started), ``gateway_wait_s`` (their total wait at
+    the gateway for a concurrency slot, seconds), ``rejected_429``, ``rejected_down``.
     """
 
     def __init__(self, spec: ModelProvider, tokens_per_call: int, track_concurrency: bool = True):
@@ -134,9 +160,13 @@ class Provider(Interruptible):
         req_rate = spec.rpm / 60.0
         tok_rate = spec.tpm / 60.0
         self.req_cost = 1.0 / req_rate
-        self.req_slack = (spec.rpm - 1.0) / req_rate
+        # SLACK_TOLERANCE_S: a bucket holding exactly one call's cost admits it, whatever the
+        # rounding of the summed costs.
+        self.req_slack = (burst_capacity(spec.rpm, 1) - 1.0) / req_rate + SLACK_TOLERANCE_S
         self.tok_cost = tokens_per_call / tok_rate
-        self.tok_slack = (spec.tpm - tokens_per_call) / tok_rate
+        self.tok_slack = (
+            burst_capacity(spec.tpm, tokens_per_call) - tokens_per_call
+        ) / tok_rate + SLACK_TOLERANCE_S
         self.req_tat = 0.0
         self.tok_tat = 0.0
         self.tokens_per_call = tokens_per_call
@@ -145,28 +175,65 @@ class Provider(Interruptible):
         self.outages = Windows()
         self.rejected_429 = 0
         self.rejected_down = 0
+        self.admitted = 0
+        self.gateway_wait_s = 0.0
+        self.hangs = Windows()
 
+    def add_hang(self, start: float, end: float) -> None:
+        """Calls tried in ``[start, end)`` hang until ``end`` and then fail (the provider held
+        their connections and resets them all when it comes back); see :meth:`error_delay`."""
+        self.hangs.add(start, end)
+
+    def error_delay(self, t: float) -> float:
+        """Seconds until a call tried at ``t`` gets its error, beyond the outage's own
+        ``failure_seconds``: the rest of a hang window holding ``t``, else 0."""
+        hangs = self.hangs
+        if not hangs or not hangs.first <= t < hangs.last:
+            return 0.0
+        return max(0.0, hangs.end_at(t) - t)
 
     def admit(self, t: float, step_s: float) -> float:
-        """Try a call at ``t`` lasting ``step_s``: its finish time, or REJECT_429 / REJECT_DOWN."""
-        req = self.req_tat
-        if req < t:
-            req = t
-        tok = self.tok_tat
-        if tok < t:
-            tok = t
-        if req - t > self.req_slack or tok - t > self.tok_slack:
-            self.rejected_429 += 1
-            return REJECT_429
-        finish = t + step_s
+        """Try a call at ``t`` lasting ``step_s``: its finish time (after any wait at the gateway
+        for a concurrency slot), or REJECT_429 / REJECT_DOWN."""
+        start = t
         inflight = self.inflight
+        full = False
         if inflight is not None:
             while inflight and inflight[0] <= t:
                 heapq.heappop(inflight)
             if len(inflight) >= self.max_concurrency:
-                self.rejected_429 += 1
-                return REJECT_429
-            heapq.heappush(inflight, finish)
+                # Every slot is taken: the call waits at the gateway for the first to free.
+                full = True
+                start = inflight[0]
+        req = self.req_tat
+        if req < start:
+            req = start
+        tok = self.tok_tat
+        if tok < start:
+            tok = start
+        if req - start > self.req_slack or tok - start > self.tok_slack:
+            self.rejected_429 += 1
+            return REJECT_429
+        finish = start + step_s
+        if inflight is not None:
+            if full:
+                heapq.heapreplace(inflight, finish)
+                self.gateway_wait_s += start - t
+            else:
+                heapq.heappush(inflight, finish)
         self.req_tat = req + self.req_cost
         self.tok_tat = tok + self.tok_cost
+        self.admitted += 1
         return finish
+
+
+def burst_capacity(per_minute_limit: float, cost: float) -> float:
+    """A bucket's capacity for a per-minute limit enforced per second: one second's allowance
+    (``per_minute_limit / 60``), but at least one call's ``cost`` when the minute's limit holds
+    it, so that such a call can be admitted at all (1,800 tokens on a 60,000 TPM limit, whose
+    second holds 1,000); a call costing more than the minute's limit never fits. Same unit as
+    ``cost`` (requests or tokens). ``burst_capacity(1500, 1)`` is 25 requests."""
+    second = per_minute_limit / 60.0
+    if cost > per_minute_limit:
+        return second
+    return max(second, cost)

@@ -73,11 +73,20 @@ class Retries(Membership):
     def rejected(self, part: Partition, t: float, code: float) -> None:
         """The resource rejected ``part``'s step at ``t`` (``code``): schedule the retry.
 
-        The caller's heap entry for ``part`` must be at the top of the heap."""
+        The caller's heap entry for ``part`` must be at the top of the heap. A refused attempt
+        of a redelivered step calls nothing and applies nothing: what :meth:`_repeat` counted
+        for it (a repeated model call, a duplicate effect) is taken back, so that a repeat is
+        counted once, when its call goes through."""
         if code == REJECT_429:
             self.http_429s += 1
         else:
             self.unavailable_errors += 1
+        pos = part.pos
+        if pos < part.started_max:
+            if self.is_agent:
+                self.model_calls_repeated -= 1
+            if pos < part.hw and not self.tool_keyed:
+                self.duplicate_effects -= 1
         self._error_at(t)
         part.attempt += 1
         if self.faults is not None:

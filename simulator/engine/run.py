@@ -34,9 +34,15 @@ import numpy as np
 import simpy
 
 from simulator.capacity import capacity_limits, smallest_limit
-from simulator.design import CommitMode, Design
+from simulator.design import CommitMode, Design, PartitionKey
+from simulator.engine.causal import (
+    CausalRuns,
+    critical_paths,
+    order_violations,
+    run_latencies,
+)
 from simulator.engine.consumers import ConsumerGroup
-from simulator.engine.eventlog import Topic, build_topic
+from simulator.engine.eventlog import Topic, build_topic, causal_topic, graph_partitions, key_codes
 from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
@@ -47,8 +53,10 @@ from simulator.engine.metrics import (
     sig,
 )
 from simulator.engine.outbox import outbox_relay
+from simulator.engine.partition import Partition
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
+from simulator.engine.taskgraph import KIND_STATE, TaskGraph
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
@@ -98,13 +106,22 @@ class Simulation:
         # explicit workload may be simulated again under another design).
         store = design.state_store
         state_load = workload.groups["state"]
+        scale = latency_scale(store, state_load.mean_step_s)
         scaled = dataclasses.replace(
             state_load,
-            step_s=state_load.step_s * latency_scale(store, state_load.mean_step_s),
+            step_s=state_load.step_s * scale,
             mean_step_s=store.write_latency_ms / 1000.0,
         )
-        workload = dataclasses.replace(workload, groups={**workload.groups, "state": scaled})
+        graph = workload.graph
+        if graph is not None:
+            steps = graph.step_s.copy()
+            steps[graph.kind == KIND_STATE] *= scale
+            graph = dataclasses.replace(graph, step_s=steps)
+        workload = dataclasses.replace(
+            workload, groups={**workload.groups, "state": scaled}, graph=graph
+        )
         self.workload = workload
+        self.graph = graph
         # Step events reach the log through the design's outbox relay, if any (engine/outbox.py).
         relay = outbox_relay(design, scenario.deterministic, rngs[OUTBOX_RELAY])
         for name in GROUPS:
@@ -151,8 +168,27 @@ class Simulation:
         chart_t = self.fine_t[FINE_PER_CHART - 1 :: FINE_PER_CHART]
         for name in GROUPS:
             topic = self.topics[name]
-            topic.precompute_log_ends(chart_t)
-            self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, topic.log_end_grid())
+            if graph is None:
+                topic.precompute_log_ends(chart_t)
+                ends: np.ndarray | None = topic.log_end_grid()
+            else:
+                ends = None
+            self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, ends)
+        self.world: CausalRuns | None = None
+        self.event_keys = np.empty(0, dtype=np.uint64)
+        if graph is not None:
+            self.event_keys = self._graph_keys(graph)
+            timestamp = design.event_log.partition_key is PartitionKey.arrival_timestamp
+            self.world = CausalRuns(
+                graph,
+                [self.groups[name] for name in GROUPS],
+                graph_partitions(design, graph),
+                design.event_log.partitions,
+                timestamp,
+                relay,
+            )
+            for name in GROUPS:
+                self.groups[name].world = self.world
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # Filled from the groups' samples when the run ends (_collect_samples).
         self.fine_backlog: dict[str, np.ndarray] = {}
@@ -164,9 +200,46 @@ class Simulation:
     # ------------------------------------------------------------------ processes
 
     def advance(self, t: float, names: Iterable[str] = GROUPS) -> None:
-        """Bring the data plane of the named groups up to ``t`` seconds."""
+        """Bring the data plane of the named groups up to ``t`` seconds (every group, for a
+        causal run: their logs grow from one another)."""
+        if self.world is not None:
+            self.world.advance(t)
+            return
         for name in names:
             self.groups[name].advance(t)
+
+    def _graph_keys(self, graph: TaskGraph) -> np.ndarray:
+        """The key code of every event of a causal run graph (shape ``(E,)`` uint64; for a
+        timestamp key, the run's: the append time decides the partition)."""
+        keys = np.zeros(graph.events, dtype=np.uint64)
+        for kind, name in enumerate(GROUPS):
+            rows = graph.kind == kind
+            load = dataclasses.replace(
+                self.workload.groups[name],
+                run=graph.run[rows],
+                tenant=graph.tenant[rows],
+                task=graph.task[rows],
+                arrival_s=np.zeros(int(rows.sum())),
+                step_s=np.zeros(int(rows.sum())),
+            )
+            keys[rows] = key_codes(self.design, load)
+        return keys
+
+    def partition_keys(self, name: str, part: Partition) -> np.ndarray:
+        """The key code of every offset of ``part`` in group ``name``'s log so far (shape
+        ``(n,)`` uint64)."""
+        if self.world is not None:
+            return self.event_keys[np.asarray(part.ev, dtype=np.int64)]
+        topic = self.topics[name]
+        lo = int(topic.start[part.pid])
+        return topic.key[lo : lo + part.n]
+
+    def log_end(self, name: str, t: float) -> int:
+        """Events of group ``name`` in its log by ``t`` seconds (for a causal run, appended so
+        far: the group must have been advanced to ``t``)."""
+        if self.world is not None:
+            return self.world.log_end(self.groups[name])
+        return self.topics[name].log_end(t)
 
     def _auto_commit(
         self, group: ConsumerGroup, interval_s: float
@@ -219,6 +292,17 @@ class Simulation:
         last = float(self.fine_t[-1])
         self.env.run(until=math.nextafter(last, math.inf))
         self.advance(max(last, self.duration))
+        if self.world is not None and self.graph is not None:
+            written = np.frombuffer(self.world.stage_written_s, dtype=np.float64)
+            for name in GROUPS:
+                self.topics[name] = causal_topic(
+                    name,
+                    self.design.event_log.partitions,
+                    self.groups[name].parts,
+                    self.graph,
+                    written,
+                    self.event_keys,
+                )
         self._collect_samples()
 
     def _collect_samples(self) -> None:
@@ -372,6 +456,8 @@ class Simulation:
             http_429s=agent_g.http_429s,
             by_group=by_group,
         )
+        if self.world is not None and self.graph is not None:
+            metrics = metrics.model_copy(update=self._run_figures())
         timeseries = self._timeseries(lag_total, busy, np.concatenate(finishes_all))
         return SimulationResult(
             simulator_version=SIMULATOR_VERSION,
@@ -383,6 +469,37 @@ class Simulation:
             fault_windows=list(self.fault_windows),
             notes=list(self.notes),
         )
+
+    def _run_figures(self) -> dict[str, float | int]:
+        """The causal run's figures: run latency percentiles, runs completed and stalled, and
+        order violations per run and per agent task (``simulator.engine.causal``)."""
+        world, graph = self.world, self.graph
+        assert world is not None and graph is not None
+        done = np.frombuffer(world.run_done_s, dtype=np.float64)
+        latency, completed, stalled = run_latencies(graph.request_s, done, self.duration)
+        p50, p95, p99 = percentiles(latency, [50, 95, 99])
+        relay = outbox_relay(self.design, True, random.Random(0))
+        hop_s = world.tick_s / 2 + (relay.mean_delay_s if relay is not None else 0.0)
+        critical = float(np.median(critical_paths(graph, hop_s))) if graph.runs else 0.0
+        by_run = by_task = 0
+        for name in GROUPS:
+            topic = self.topics[name]
+            if topic.event is None or topic.event.size == 0:
+                continue
+            applied = self.first_times(name)[1]
+            ev = topic.event
+            by_run += order_violations(graph.run[ev], topic.written_s, ev, applied)
+            by_task += order_violations(graph.task[ev], topic.written_s, ev, applied)
+        return {
+            "run_latency_p50_s": sig(p50),
+            "run_latency_p95_s": sig(p95),
+            "run_latency_p99_s": sig(p99),
+            "run_critical_path_s": sig(critical),
+            "runs_completed": completed,
+            "runs_stalled": stalled,
+            "order_violations_run": by_run,
+            "order_violations_task": by_task,
+        }
 
     def _timeseries(
         self, lag_total: np.ndarray, busy: np.ndarray, finishes: np.ndarray

@@ -38,6 +38,7 @@ FLUSH_EVERY = 32
 16 bytes per group)."""
 
 _COMMITTED = attrgetter("committed")
+_LOG_END = attrgetter("n")
 
 
 class GroupSamples:
@@ -47,7 +48,9 @@ class GroupSamples:
     shape ``(F,)`` int64, the heap-key limit of each (its nanosecond tick, every partition bit
     set: see ``ConsumerGroup.advance``); ``end_key`` follows the last. ``per_chart``: fine samples
     per chart sample (every ``per_chart``-th time is a chart time). ``chart_ends``: shape
-    ``(P, F // per_chart)`` int64, each partition's log-end offset at each chart time.
+    ``(P, F // per_chart)`` int64, each partition's log-end offset at each chart time, or None
+    when the log grows as the run goes (a causal run): then each partition's ``n`` is read at
+    each chart time.
     ``commit_after``: an early-completed step's batch commit counts only once the step has
     finished (commit after processing). ``parts``: the group's partitions (their ``committed``
     offsets are read at each chart time); ``early_f``: per partition, the finish time of its
@@ -65,7 +68,7 @@ class GroupSamples:
         limit_keys: np.ndarray,
         end_key: int,
         per_chart: int,
-        chart_ends: np.ndarray,
+        chart_ends: np.ndarray | None,
         commit_after: bool,
         parts: Sequence[Partition],
         early_f: list[float],
@@ -83,12 +86,13 @@ class GroupSamples:
         self.commit_after = commit_after
         self.started_or_gone = array("q")
         charts = int(chart_t.size)
-        partitions = int(chart_ends.shape[0])
+        partitions = len(parts)
         self.lag_total = np.zeros(charts, dtype=np.int64)
         self.lag_worst = np.zeros(charts, dtype=np.int64)
         self.in_flight = np.zeros(charts, dtype=np.int64)
         self.partition_lag_max = np.zeros(partitions, dtype=np.int64)
         self._committed: list[array[int]] = []
+        self._ends: list[array[int]] = []
         self._early: list[array[float]] = []
         self._busy: list[int] = []
         self._flushed = 0
@@ -114,13 +118,19 @@ class GroupSamples:
         keys = self.keys
         i = self.i
         per_chart = self.per_chart
-        snapshot: tuple[array[int], array[float]] | None = None
+        snapshot: tuple[array[int], array[float], array[int] | None] | None = None
         while keys[i] < key:
             self.started_or_gone.append(done)
             i += 1
             if i % per_chart == 0:
                 if snapshot is None:
-                    snapshot = (array("q", map(_COMMITTED, self.parts)), array("d", self.early_f))
+                    snapshot = (
+                        array("q", map(_COMMITTED, self.parts)),
+                        array("d", self.early_f),
+                        array("q", map(_LOG_END, self.parts)) if self.chart_ends is None else None,
+                    )
+                if snapshot[2] is not None:
+                    self._ends.append(snapshot[2])
                 self._committed.append(snapshot[0])
                 self._early.append(snapshot[1])
                 self._busy.append(busy)
@@ -148,7 +158,12 @@ class GroupSamples:
         running = early.reshape(n, partitions) > self.chart_t[lo:hi, None]
         if self.commit_after:
             committed = committed - running
-        lags = self.chart_ends[:, lo:hi].T - committed
+        if self.chart_ends is None:
+            ends = np.frombuffer(b"".join(a.tobytes() for a in self._ends), dtype=np.int64)
+            lags = ends.reshape(n, partitions) - committed
+            self._ends.clear()
+        else:
+            lags = self.chart_ends[:, lo:hi].T - committed
         self.lag_total[lo:hi] = lags.sum(axis=1)
         self.lag_worst[lo:hi] = lags.max(axis=1)
         self.in_flight[lo:hi] = np.asarray(self._busy, dtype=np.int64) + running.sum(axis=1)

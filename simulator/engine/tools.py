@@ -30,7 +30,6 @@ class RunnerPool(Interruptible):
         self.outages = Windows()
         self.rejected_down = 0
 
-
     def admit(self, t: float, step_s: float) -> float:
         """Start a call at ``t`` or when a slot frees; its finish time (NEVER_S without slots)."""
         if not self.slots:

@@ -1,28 +1,34 @@
 """The offered load as arrays: step events, their arrival times, step times, runs and tenants.
 
-A scenario drives the simulator in one of two ways (``simulator.scenario.Load``):
+A scenario drives the simulator in one of three ways (``simulator.scenario.Load``):
 
-- **runs** (``runs_per_second``): runs arrive (Poisson, or evenly spaced in deterministic mode) and
-  each fans out into model calls (the agent consumer group), tool calls (the tool group) and state
-  writes (the state group), shaped by the design's orchestration with the closed forms' rule
-  (:func:`simulator.fan_out.fan_out_per_run`: peer agents without ``max_subagents`` multiply the
-  planned step events by ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the
-  model calls, a ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly
-  over the runs: run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind.
-  A run's step events are emitted one after another over its *nominal span*, the sum of its
-  steps' mean times (as if each step waited for the previous one and nothing queued), with the
-  three kinds interleaved evenly. Runs start from ``-span`` so the arrival rate is stationary from
-  time 0 (no ramp-up); events before 0 or after the window are dropped.
+- **causal runs** (``runs_per_second`` with ``run_model: causal``, every runs-driven scenario of
+  the course): runs are requested in ``[0, duration)`` (Poisson, or evenly spaced), each a task
+  graph of the design's orchestration (``simulator.engine.taskgraph``, counts from
+  :func:`simulator.fan_out.run_tasks`); the events carry no arrival time here: the producer
+  (``simulator.engine.causal``) appends each one as the step before it is applied.
+- **open-loop runs** (``runs_per_second``, ``run_model: open_loop``, the default): runs arrive
+  (Poisson, or evenly spaced in deterministic mode) and each fans out into model calls (the agent
+  consumer group), tool calls (the tool group) and state writes (the state group), shaped by the
+  design's orchestration with the closed forms' rule (:func:`simulator.fan_out.fan_out_per_run`:
+  peer agents without ``max_subagents`` multiply the planned step events by
+  ``fan_out.uncapped_peer_multiplier``, a single agent makes 4/15 of the model calls, a
+  ``token_budget_per_run`` stops the run). A fractional mean ``c`` is kept exactly over the runs:
+  run ``r`` makes ``floor((r+1) c) - floor(r c)`` of that kind. A run's step events are emitted one
+  after another over its *nominal span*, the sum of its steps' mean times (as if each step waited
+  for the previous one and nothing queued), with the three kinds interleaved evenly. Runs start from
+  ``-span`` so the arrival rate is stationary from time 0 (no ramp-up); events before 0 or after the
+  window are dropped.
 - **step events** (``step_events_per_second``, the single-stage mode of the worked sizing
   example): step events arrive straight into the agent group. They belong to
   ``K = max(1, round(rate x mean agent step))`` runs in flight at a time (Little's law), taken in
   turn, each run making ``fan_out.model_calls`` steps.
 
-The load is *open loop*, as in seed 000's worked example: step events arrive at their nominal times
-whether or not the consumers keep up (3,600 events pile up during a 180 s outage at 20/s). For a
-run keyed by ``run_id`` this is pessimistic: a real run waits for its current step before it emits
-the next, while here a run whose partition is stalled keeps adding its later steps to that
-partition, so per-run keys drain more slowly after an outage than spread keys do.
+Open-loop loads (both modes below the first) follow seed 000's worked example: step events arrive at
+their nominal times whether or not the consumers keep up (3,600 events pile up during a 180 s outage
+at 20/s). For a run keyed by ``run_id`` this is pessimistic: a real run waits for its current step
+before it emits the next, while here a run whose partition is stalled keeps adding its later steps
+to that partition, so per-run keys drain more slowly after an outage than spread keys do.
 
 Deterministic mode (``scenario.deterministic``) means evenly spaced arrivals and constant step
 times whatever the scenario's distributions say.
@@ -43,7 +49,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator.design import Design
-from simulator.fan_out import fan_out_per_run
+from simulator.engine.taskgraph import (
+    GraphTemplate,
+    TaskCounts,
+    TaskGraph,
+    assemble,
+    build_template,
+    split_counts,
+)
+from simulator.fan_out import fan_out_per_run, run_tasks
 from simulator.groups import GROUPS
 from simulator.scenario import Scenario, StepTime
 
@@ -69,6 +83,7 @@ class GroupLoad:
     tenant: np.ndarray
     mean_step_s: float
     offered_eps: float
+    task: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -90,10 +105,13 @@ class Workload:
     tokens_per_call: int
     model_calls_per_run: float
     notes: list[str] = field(default_factory=list)
+    graph: TaskGraph | None = None
 
     @property
     def size(self) -> int:
-        """Step events over all groups."""
+        """Step events over all groups (every run's, for a causal workload)."""
+        if self.graph is not None:
+            return self.graph.events
         return sum(g.size for g in self.groups.values())
 
     @classmethod
@@ -238,6 +256,77 @@ def run_template(model_calls: int, tool_calls: int, state_writes: int) -> np.nda
     return table[order, 1].astype(np.int64)
 
 
+def _causal_runs(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workload:
+    """Runs as causal task graphs (``simulator.engine.taskgraph``): runs requested in
+    ``[0, duration)``, each a graph of the design's tasks; step events are produced as the run
+    goes (``simulator.engine.causal``), so the groups' loads carry no arrival times here."""
+    load = scenario.load
+    rate = float(load.runs_per_second or 0.0)
+    duration = scenario.duration_seconds
+    even = scenario.deterministic or load.arrivals == "even"
+    tasks = run_tasks(design, load)
+    totals = tasks.totals
+    if rate * duration * sum(totals) > MAX_EVENTS:
+        raise ValueError(
+            f"{rate * duration * sum(totals):,.0f} step events exceed the simulator's bound of "
+            f"{MAX_EVENTS:,}"
+        )
+    requests = arrival_times(rng, rate, 0.0, duration, even)
+    runs = requests.size
+    tenants = zipf_tenants(rng, load.tenants.count, load.tenants.zipf_s, runs)
+    fixed = [np.stack([_per_run_counts(c, runs) for c in role], axis=1) for role in tasks.fixed]
+    researchers = _per_run_counts(tasks.researchers, runs)
+    research = np.stack(
+        [_per_run_counts(tasks.researchers * c, runs) for c in tasks.per_researcher], axis=1
+    )
+    shapes: dict[tuple[int, ...], int] = {}
+    templates: list[GraphTemplate] = []
+    shape_of_run = np.empty(runs, dtype=np.int64)
+    for r in range(runs):
+        m = int(researchers[r])
+        key = (
+            *(int(x) for f in fixed for x in f[r]),
+            m,
+            *(int(x) for x in research[r]),
+            r % m if m else 0,
+        )
+        index = shapes.get(key)
+        if index is None:
+            index = shapes[key] = len(templates)
+            base = key[-1]
+            split = [split_counts(float(research[r][k]), m, base) for k in range(3)]
+            roles = [TaskCounts(*(int(x) for x in f[r])) for f in fixed]
+            team = [TaskCounts(split[0][i], split[1][i], split[2][i]) for i in range(m)]
+            if tasks.sequential:
+                templates.append(
+                    build_template(roles[0], [], TaskCounts(0, 0, 0), TaskCounts(0, 0, 0), True)
+                )
+            else:
+                templates.append(build_template(roles[0], team, roles[1], roles[2], False))
+        shape_of_run[r] = index
+    graph = assemble(templates, shape_of_run, requests, tenants)
+    times = load.step_time
+    dists = (times.agent_step, times.tool_call, times.state_write)
+    for kind, dist in enumerate(dists):
+        mask = graph.kind == kind
+        graph.step_s[mask] = step_times(rng, dist, int(mask.sum()), scenario.deterministic)
+    empty_f = np.empty(0, dtype=np.float64)
+    empty_i = np.empty(0, dtype=np.int64)
+    groups: dict[str, GroupLoad] = {
+        name: GroupLoad(
+            name, empty_f, empty_f, empty_i, empty_i, dists[kind].mean_seconds, rate * totals[kind]
+        )
+        for kind, name in enumerate(GROUPS)
+    }
+    notes = [
+        f"{rate:g} runs/s, each {totals[0]:g} model calls, {totals[1]:g} tool calls and "
+        f"{totals[2]:g} state writes ({tasks.note}); a step event is produced when the step "
+        "before it in its task has been applied"
+    ]
+    shape = fan_out_per_run(design, load)
+    return Workload(duration, groups, round(tasks.tokens_per_call), shape.model_calls, notes, graph)
+
+
 def _runs(design: Design, scenario: Scenario, rng: np.random.Generator) -> Workload:
     load = scenario.load
     rate = float(load.runs_per_second or 0.0)
@@ -318,4 +407,6 @@ def build_workload(design: Design, scenario: Scenario, rng: np.random.Generator)
     """
     if scenario.load.step_events_per_second is not None:
         return _single_stage(design, scenario, rng)
+    if scenario.load.run_model == "causal":
+        return _causal_runs(design, scenario, rng)
     return _runs(design, scenario, rng)

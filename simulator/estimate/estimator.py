@@ -18,14 +18,8 @@ from simulator.closed_forms.drain import (
     never_drains_note,
     utilisation,
 )
-from simulator.closed_forms.provider import tokens_per_minute
-from simulator.closed_forms.queueing import (
-    erlang_c,
-    kingman_wait,
-    mmc_wait_seconds,
-    saturated,
-    step_time_scv,
-)
+from simulator.closed_forms.provider import gateway_wait, tokens_per_minute
+from simulator.closed_forms.queueing import kingman_wait, saturated, step_time_scv
 from simulator.design import Design, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
 from simulator.estimate.outages import GroupUnderLoad, Outage, outage_for
@@ -173,7 +167,7 @@ def _group_estimate(
         g.drain_seconds = None
         g.drain_note = never_drains_note(cap, lam)
     under_load = GroupUnderLoad(name, cg, lam, cap, step_s, tokens_per_call)
-    outages = [outage_for(fault, under_load, design) for fault in scenario.faults]
+    outages = [outage_for(f, under_load, design, scenario.faults) for f in scenario.faults]
     worst = max((o for o in outages if o is not None), key=lambda o: o.backlog, default=None)
     if worst is not None:
         _apply_outage(g, worst)
@@ -222,19 +216,29 @@ def _slowest_drain(groups: dict[GroupName, GroupEstimate]) -> _Drain:
 
 def _model_load(design: Design, load: Load, model_eps: float, agent_step_s: float) -> ModelLoad:
     """Model calls, requests and tokens a minute against the primary provider's limits, and the
-    wait for a free concurrency slot (Erlang C, M/M/c) at ``model_eps`` calls a second."""
+    wait for the provider at ``model_eps`` calls a second.
+
+    The wait is the simulation's model gateway (``simulator.engine.provider``): a call beyond
+    ``max_concurrency`` in flight waits there for the first free slot, first come first served,
+    so the wait is Erlang C's M/M/c queue with ``c = max_concurrency`` (Kleinrock 1975, sec. 3.5).
+    It is 0 when the agent group can never have more calls in flight than the limit (busy
+    partitions at most ``max_concurrency``: the gateway never queues), and ``None`` when the
+    calls need more than the RPM or TPM (the excess is refused with 429s for ever) or more
+    slots than there are.
+    """
     primary = design.model.primary
     rpm_needed = model_eps * 60.0
     tpm_needed = tokens_per_minute(
         model_eps, load.tokens.input_per_call, load.tokens.output_per_call
     )
     conc_needed = model_eps * agent_step_s
-    p_wait = erlang_c(conc_needed, primary.max_concurrency) if model_eps > 0 else 0.0
-    mmc = (
-        mmc_wait_seconds(model_eps, 1 / agent_step_s, primary.max_concurrency)
-        if model_eps > 0
-        else 0.0
+    agent = design.consumers.agent
+    callers = busy_partitions(
+        design.event_log.partitions, agent.instances, agent.concurrency_per_instance
     )
+    p_wait, wait = gateway_wait(model_eps, agent_step_s, primary.max_concurrency, callers)
+    if saturated(rpm_needed / primary.rpm) or saturated(tpm_needed / primary.tpm):
+        wait = None
     return ModelLoad(
         model_calls_per_second=model_eps,
         requests_per_minute=rpm_needed,
@@ -248,7 +252,7 @@ def _model_load(design: Design, load: Load, model_eps: float, agent_step_s: floa
         concurrency_needed=conc_needed,
         max_concurrency=primary.max_concurrency,
         wait_probability=p_wait,
-        wait_s=None if math.isinf(mmc) else mmc,
+        wait_s=wait,
     )
 
 

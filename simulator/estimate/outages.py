@@ -9,7 +9,7 @@ Rules (fluid approximation, mean rates; the worst fault per group is kept by the
   one interval's work and lose up to a batch.
 - ``consumer_pause`` stops the group for its duration.
 - ``provider_outage`` of the primary stops the agent group unless a fallback with a circuit
-  breaker carries it at the fallback's limits.
+  breaker carries it at the fallback's limits (not while the fallback is down too).
 - ``state_failover`` stops the state group for the design's failover time.
 - ``rebalance`` pauses every partition (eager: range, round robin) or only the partitions of the
   member that leaves (cooperative sticky) for ``pause_seconds``.
@@ -18,6 +18,7 @@ Rules (fluid approximation, mean rates; the worst fault per group is kept by the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -66,9 +67,13 @@ def _owned_by_first(partitions: int, members: int, first: int) -> int:
     return first * per + min(first, extra)
 
 
-def outage_for(fault: object, group: GroupUnderLoad, design: Design) -> Outage | None:
+def outage_for(
+    fault: object, group: GroupUnderLoad, design: Design, others: Sequence[object] = ()
+) -> Outage | None:
     """Backlog ``fault`` leaves in ``group`` and the capacity that drains it; ``None`` when the
-    fault does not touch the group (or is not in the estimate, such as broker loss)."""
+    fault does not touch the group (or is not in the estimate, such as broker loss).
+    ``others``: the scenario's faults (a fallback provider down at the same time carries
+    nothing)."""
     if isinstance(fault, WorkerCrash) and fault.group == group.name:
         return _worker_crash(fault, group, design)
     if isinstance(fault, ConsumerPause) and fault.group == group.name:
@@ -76,7 +81,7 @@ def outage_for(fault: object, group: GroupUnderLoad, design: Design) -> Outage |
         backlog = backlog_after_outage(group.arrivals_eps, seconds)
         return Outage("consumer_pause", seconds, backlog, group.capacity_eps)
     if isinstance(fault, ProviderOutage) and group.name == "agent":
-        return _provider_outage(fault, group, design)
+        return _provider_outage(fault, group, design, others)
     if isinstance(fault, StateFailover) and group.name == "state":
         seconds = design.state_store.failover_seconds
         backlog = backlog_after_outage(group.arrivals_eps, seconds)
@@ -118,13 +123,23 @@ def _worker_crash(fault: WorkerCrash, group: GroupUnderLoad, design: Design) -> 
     return Outage("worker_crash", seconds, backlog, group.capacity_eps, redelivered, lost)
 
 
-def _provider_outage(fault: ProviderOutage, group: GroupUnderLoad, design: Design) -> Outage | None:
+def _provider_outage(
+    fault: ProviderOutage, group: GroupUnderLoad, design: Design, others: Sequence[object]
+) -> Outage | None:
     seconds = fault.duration_seconds
     if fault.provider == "fallback":
         return None
     during = 0.0
     model = design.model
-    if model.fallback.enabled and model.circuit_breaker.enabled:
+    start, end = fault.at_seconds, fault.at_seconds + seconds
+    fallback_down = any(
+        isinstance(o, ProviderOutage)
+        and o.provider == "fallback"
+        and o.at_seconds <= start
+        and o.at_seconds + o.duration_seconds >= end
+        for o in others
+    )
+    if model.fallback.enabled and model.circuit_breaker.enabled and not fallback_down:
         fallback_limits = capacity_limits(
             design, group.name, group.step_s, group.tokens_per_call, provider=model.fallback
         )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.design import Acks, Design
+from simulator.engine.causal import Gate
 from simulator.engine.hooks import FaultLayer, amend
 from simulator.engine.partition import DROP
 from simulator.result import FaultWindow, SimulationResult
@@ -108,12 +109,28 @@ class BrokerLosses(FaultLayer):
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
         partitions = range(sim.design.event_log.partitions)
         fates = [partition_fate(sim.design, p, fault) for p in partitions]
-        for group in sim.groups.values():
+        world = sim.world
+        gates: list[Gate] = []
+        for kind, group in enumerate(sim.groups.values()):
             group.advance(start)
             group.settle(start)
             for part, fate in zip(group.parts, fates, strict=True):
-                if part.n:
+                if world is not None:
+                    # Causal runs: the events the loss would block or drop are not produced yet.
+                    _apply(group, part, _before_only(fate), start, end, outcome)
+                    if fate.blocked or fate.drops_during:
+                        gate = Gate(end, drop=fate.drops_during)
+                        world.gate(kind, part.pid, gate)
+                        gates.append(gate)
+                        if fate.blocked:
+                            outcome.blocked_partitions += 1
+                elif part.n:
                     _apply(group, part, fate, start, end, outcome)
+        if gates:
+            yield sim.env.timeout(max(0.0, min(end, sim.duration) - start))
+            sim.advance(min(end, sim.duration))
+            outcome.delayed += sum(g.delayed for g in gates)
+            outcome.lost += sum(g.dropped for g in gates)
         if outcome.blocked_partitions:
             outcome.blocked_seconds = min(end, max(sim.duration, start)) - start
 
@@ -170,3 +187,9 @@ def _apply(
         outcome.delayed += during_end - last
     elif fate.blocked:
         outcome.blocked_partitions += 1
+
+
+def _before_only(fate: PartitionFate) -> PartitionFate:
+    """The part of ``fate`` that acts on events already in the log (the acknowledged writes a
+    loss takes); blocking and dropping act as events are produced (``CausalRuns.gate``)."""
+    return PartitionFate(fate.lost_window_s, blocked=False, drops_during=False)

@@ -56,6 +56,7 @@ from simulator.scenario import Scenario
 if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup
     from simulator.engine.eventlog import Topic
+    from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
 
 
@@ -98,6 +99,7 @@ class CheckpointRework(FaultLayer):
         self.runs_resumed = 0
         self._index: np.ndarray | None = None
         self._size: np.ndarray | None = None
+        self.sim: Simulation | None = None
 
     @classmethod
     def wanted(cls, design: Design, scenario: Scenario) -> bool:
@@ -111,6 +113,9 @@ class CheckpointRework(FaultLayer):
         self.agents = agents_per_run(design)
         self.topic = sim.topics["agent"]
         self.drives_runs = sim.scenario.load.runs_per_second is not None
+        self.sim = sim
+        if sim.world is not None and self.granularity is not CheckpointGranularity.per_step:
+            sim.world.track_model_work()
 
     def _positions(self, topic: Topic) -> tuple[np.ndarray, np.ndarray]:
         if self._index is None or self._size is None:
@@ -121,7 +126,16 @@ class CheckpointRework(FaultLayer):
         """Members ``members`` of ``group`` crash at ``t``: charge the rework of their runs."""
         topic = self.topic
         if (
+            self.drives_runs
+            and group.world is not None
+            and group.name == "agent"
+            and self.granularity is not CheckpointGranularity.per_step
+        ):
+            self._causal_rework(group, t, members)
+            return
+        if (
             not self.drives_runs
+            or group.world is not None
             or topic is None
             or group.name != "agent"
             or self.granularity is CheckpointGranularity.per_step
@@ -163,6 +177,48 @@ class CheckpointRework(FaultLayer):
             group.model_calls += int(calls.size)
             group.model_calls_repeated += int(calls.size)
 
+    def _causal_rework(self, group: ConsumerGroup, t: float, members: Sequence[int]) -> None:
+        """Causal runs: every task (``per_agent``) or run (``per_run``) with a step not yet
+        applied on a crashed partition resumes from its checkpoint: it redoes the model calls it
+        had applied, less those the engine redelivers anyway (completed after the committed
+        offset). Their time is added to its first unfinished step there."""
+        world = group.world
+        assert world is not None
+        group.settle(t)
+        crashed = set(members)
+        per_run = self.granularity is CheckpointGranularity.per_run
+        unit_of = world.ev_run if per_run else world.ev_task
+        calls = world.run_calls if per_run else world.task_calls
+        seconds = world.run_call_s if per_run else world.task_call_s
+        kinds = world.ev_kind
+        steps = world.ev_step
+        resumed: dict[int, tuple[Partition, int]] = {}
+        redelivered: dict[int, tuple[int, float]] = {}
+        for part in group.parts:
+            if part.owner not in crashed:
+                continue
+            for offset in range(min(part.committed, part.hw), part.n):
+                e = part.ev[offset]
+                unit = unit_of[e]
+                if offset < part.hw:
+                    if kinds[e] == 0:
+                        n, s = redelivered.get(unit, (0, 0.0))
+                        redelivered[unit] = (n + 1, s + steps[e])
+                elif unit not in resumed:
+                    resumed[unit] = (part, offset)
+        for unit, (part, offset) in resumed.items():
+            again, again_s = redelivered.get(unit, (0, 0.0))
+            redo = calls[unit] - again
+            if redo <= 0:
+                continue
+            extra = max(0.0, seconds[unit] - again_s)
+            part.step[offset] += extra
+            self.runs_resumed += 1
+            self.calls_redone += redo
+            self.seconds_redone += extra
+            group.model_calls += redo
+            group.model_calls_repeated += redo
+
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """A note on the runs resumed and the calls they redid."""
         if not self.calls_redone:
@@ -198,11 +254,16 @@ class CheckpointWrites(FaultLayer):
 
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Reserve the checkpoints' share of the store's write capacity for the window."""
-        topic = sim.topics["agent"]
-        steps = int(topic.arrival_s.size)
+        graph = sim.graph
+        if graph is not None:
+            steps = int((graph.kind == 0).sum())
+            runs = graph.runs
+        else:
+            topic = sim.topics["agent"]
+            steps = int(topic.arrival_s.size)
+            runs = int(np.unique(topic.run).size) if steps else 0
         if steps == 0:
             return
-        runs = int(np.unique(topic.run).size)
         writes = runs * checkpoint_writes_per_run(sim.design, steps / runs)
         self.per_agent_step = writes / steps
         self.writes_per_s = writes / sim.duration

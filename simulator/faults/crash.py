@@ -72,15 +72,11 @@ class WorkerCrashes(FaultLayer):
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
         group.advance(start)
         if fault.mid_batch and fault.after_effect:
-            # Each member dies when its next step's effect is written, before the commit.
+            # Each member dies when its next step's effect is written, before the commit (a
+            # member with no step in progress dies at the end of the next one it starts).
             group.settle(start)
-            for at, member in sorted((next_effect_s(group, i, start), i) for i in which):
-                before = at - COMMIT_LEAD_S
-                if before > env.now:
-                    yield env.timeout(before - env.now)
-                    group.advance(before)
-                self.layers.on_crash(group, at, [member])
-                group.crash(at, [member])
+            deaths = [env.process(self._after_effect(sim, group, i, end)) for i in which]
+            yield simpy.AllOf(env, deaths)
         else:
             self.layers.on_crash(group, start, which)
             group.crash(start, which, mid_batch=fault.mid_batch)
@@ -94,6 +90,28 @@ class WorkerCrashes(FaultLayer):
         self.backlog_at_restart.append(max(0, growth))
         group.restart(end, which)
 
+    def _after_effect(
+        self, sim: Simulation, group: ConsumerGroup, member: int, end: float
+    ) -> Generator[simpy.Event, Any, None]:
+        """Member ``member`` dies at the end of its next step (before ``end``): looks every
+        :data:`IDLE_LOOK_S` while it has none in progress."""
+        assert self.layers is not None
+        env = sim.env
+        while True:
+            group.advance(env.now)
+            group.settle(env.now)
+            at = next_effect_s(group, member, env.now)
+            if at is not None or env.now + IDLE_LOOK_S >= end:
+                break
+            yield env.timeout(IDLE_LOOK_S)
+        at = env.now if at is None else at
+        before = at - COMMIT_LEAD_S
+        if before > env.now:
+            yield env.timeout(before - env.now)
+            group.advance(before)
+        self.layers.on_crash(group, at, [member])
+        group.crash(at, [member])
+
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """``backlog_at_restart``: the largest growth of a crashed group's backlog from its
         crash to its restart (left None when no crashed member came back in the window)."""
@@ -106,7 +124,7 @@ def _unstarted(sim: Simulation, group_name: str, t: float) -> int:
     """Events of ``group_name`` that arrived by ``t`` and had neither started nor been given up
     (the group must have been advanced to ``t``): its backlog at ``t``."""
     group = sim.groups[group_name]
-    return sim.topics[group_name].log_end(t) - group.started_first - group.never_started_gone
+    return sim.log_end(group_name, t) - group.started_first - group.never_started_gone
 
 
 COMMIT_LEAD_S = 1e-6
@@ -114,16 +132,20 @@ COMMIT_LEAD_S = 1e-6
 step is still in progress (its commit not made) when the member dies at its end."""
 
 
-def next_effect_s(group: ConsumerGroup, member: int, t: float) -> float:
+IDLE_LOOK_S = 0.05
+"""How often an ``after_effect`` crash looks again at a member with no step in progress."""
+
+
+def next_effect_s(group: ConsumerGroup, member: int, t: float) -> float | None:
     """Seconds at which the first step ``member`` of ``group`` has in progress at ``t`` ends (its
-    effect written; its offset not yet committed), or ``t`` when it has none in progress. The
+    effect written; its offset not yet committed), or None when it has none in progress. The
     group must be settled at ``t`` (no early-completed step)."""
     ends = [
         part.busy_until
         for part in group.parts
         if part.owner == member and part.state == ACTIVE and part.cur >= 0
     ]
-    return max(t, min(ends)) if ends else t
+    return max(t, min(ends)) if ends else None
 
 
 def _detect(
@@ -133,7 +155,10 @@ def _detect(
     env = sim.env
     if at >= restart_at:
         return
-    yield env.timeout(at - env.now)
+    # The session timeout runs from the crash; an after-effect crash that waited for a member's
+    # step may already be past it.
+    yield env.timeout(max(0.0, at - env.now))
+    at = env.now
     group.advance(at)
     if group.membership_changed():
         group.rebalance(at)

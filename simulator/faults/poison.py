@@ -69,6 +69,8 @@ class PoisonState:
     marked: int = 0
     quarantined: int = 0
     order_violations: int = 0
+    # Causal runs: (partition, key code) whose later events are parked as they arrive.
+    parked_keys: set[tuple[int, int]] = field(default_factory=set)
 
 
 class PoisonEvents(FaultLayer):
@@ -92,6 +94,9 @@ class PoisonEvents(FaultLayer):
         topic = sim.topics[fault.group]
         state = self._state(sim, group)
         rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
+        if sim.world is not None and sim.graph is not None:
+            _mark_as_produced(sim, group, state, fault, rng)
+            return
         chosen = (rng.random(topic.arrival_s.size) < fault.rate) & (
             topic.arrival_s >= fault.at_seconds
         )
@@ -167,9 +172,9 @@ def _given_up(
     stall.behind = part.log_end(t) - (pos + 1)
     sim.fault_windows.append(FaultWindow(kind="poison", start_s=stall.reached_s, end_s=t))
     if parked and state.quarantine:
-        topic = sim.topics[group.name]
-        lo = int(topic.start[part.pid])
-        keys = topic.key[lo : lo + part.n]
+        keys = sim.partition_keys(group.name, part)
+        if sim.world is not None:
+            state.parked_keys.add((part.pid, int(keys[pos])))
         later = np.nonzero(keys[pos + 1 :] == keys[pos])[0] + pos + 1
         if part.fail_attempts is None:
             part.fail_attempts = {}
@@ -216,3 +221,41 @@ def finish(sim: Simulation, states: dict[str, PoisonState]) -> None:
             finishes = np.asarray(part.first_finish[offset + 1 :], dtype=np.float64)
             same = keys[offset + 1 :] == keys[offset]
             state.order_violations += int(np.count_nonzero(same & np.isfinite(finishes)))
+
+
+def _mark_as_produced(
+    sim: Simulation,
+    group: ConsumerGroup,
+    state: PoisonState,
+    fault: Poison,
+    rng: np.random.Generator,
+) -> None:
+    """Causal runs: each event of the group is poison with probability ``rate`` (one draw per
+    event of the run graph, in event order), marked as it reaches the log at or after
+    ``at_seconds``; with quarantine, a parked event's later events of its key are parked as they
+    arrive."""
+    graph = sim.graph
+    world = sim.world
+    assert graph is not None and world is not None
+    kind = ("agent", "tool", "state").index(group.name)
+    draws = rng.random(graph.events)
+    poison = set(np.nonzero((draws < fault.rate) & (graph.kind == kind))[0].tolist())
+    keys = sim.event_keys
+    at = float(fault.at_seconds)
+
+    def on_append(g: object, part: Partition, offset: int, event: int, t: float) -> None:
+        if g is not group:
+            return
+        if event in poison and t >= at:
+            if part.fail_attempts is None:
+                part.fail_attempts = {}
+            part.fail_attempts[offset] = EVERY_ATTEMPT
+            state.poison[(part.pid, offset)] = Stall(part.pid, offset, float("nan"))
+            state.marked += 1
+        elif state.parked_keys and (part.pid, int(keys[event])) in state.parked_keys:
+            if part.fail_attempts is None:
+                part.fail_attempts = {}
+            part.fail_attempts[offset] = PARK
+            state.quarantined += 1
+
+    world.delivery_hooks.append(on_append)

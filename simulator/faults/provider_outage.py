@@ -51,6 +51,7 @@ import simpy
 
 from simulator.design import CacheKey, CheckpointGranularity, Design
 from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.metrics import sig
 from simulator.engine.provider import REJECT_DOWN, Provider
 from simulator.faults.transient import DelayHook, TransientRetries
 from simulator.result import FaultWindow, SimulationResult
@@ -133,6 +134,11 @@ class ModelRouter:
         self.is_open = True
         self.open_until = t + self.open_s
 
+    def _primary_delay(self, t: float) -> float:
+        """Seconds until a call tried at ``t`` gets the failed primary's error: the outage's
+        ``failure_s``, or the rest of a hang window (:meth:`Provider.error_delay`)."""
+        return max(self.failure_s, self.primary.error_delay(t))
+
     def _to_fallback(self, t: float, step_s: float, delay: float) -> float:
         fallback = self.fallback
         if fallback is None:
@@ -142,6 +148,8 @@ class ModelRouter:
             return REJECT_DOWN
         finish = fallback.admit(t, step_s)
         if finish < 0.0:
+            if finish == REJECT_DOWN:
+                delay = max(delay, fallback.error_delay(t))
             self.last_delay = delay
             return finish
         self.fallback_calls += 1
@@ -157,7 +165,7 @@ class ModelRouter:
             if finish == REJECT_DOWN:
                 self.primary_failures += 1
                 self._open(t)
-                return self._to_fallback(t, step_s, self.failure_s)
+                return self._to_fallback(t, step_s, self._primary_delay(t))
             self.is_open = False
             self.failures = 0
             if finish >= 0.0:
@@ -169,7 +177,7 @@ class ModelRouter:
             self.failures += 1
             if self.breaker and self.failures >= self.threshold:
                 self._open(t)
-            return self._to_fallback(t, step_s, self.failure_s)
+            return self._to_fallback(t, step_s, self._primary_delay(t))
         if finish >= 0.0:
             self.failures = 0
             if self.on_fallback:
@@ -282,6 +290,7 @@ class ModelRouting(FaultLayer):
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Put the router in front of the agent group (when the design has one); build the
         repeat policy."""
+        self.retries = layers.get(TransientRetries)
         self.router = build_router(sim)
         if self.router is not None:
             sim.groups["agent"].stage = self.router
@@ -296,9 +305,9 @@ class ModelRouting(FaultLayer):
         return self.repeat(group, part, pos, t, completed)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """``fallback_calls``, ``primary_failures``, ``wrong_model_version_served`` and the
-        breaker's note."""
-        figures: dict[str, float] = {}
+        """``fallback_calls``, ``primary_failures``, ``wrong_model_version_served``,
+        ``model_wait_mean_s`` and the breaker's note."""
+        figures: dict[str, float] = {"model_wait_mean_s": self.model_wait_mean_s(sim)}
         notes: list[str] = []
         router = self.router
         if router is not None:
@@ -313,6 +322,21 @@ class ModelRouting(FaultLayer):
             figures["wrong_model_version_served"] = self.repeat.wrong_model_version_served
         return amend(result, notes, **figures)
 
+    def model_wait_mean_s(self, sim: Simulation) -> float:
+        """Mean seconds a model call the providers started waited for them: its wait at the
+        gateway for a concurrency slot plus its backoff after 429s, over the calls started by
+        the primary and the fallback (0 without calls), to 6 significant figures."""
+        providers = [sim.provider]
+        if self.router is not None and self.router.fallback is not None:
+            providers.append(self.router.fallback)
+        calls = sum(p.admitted for p in providers)
+        if calls == 0:
+            return 0.0
+        waited = sum(p.gateway_wait_s for p in providers)
+        if self.retries is not None:
+            waited += self.retries.rate_limit_wait_s
+        return sig(waited / calls)
+
 
 class ProviderOutages(FaultLayer):
     """``provider_outage`` faults (see the module docstring): the failed provider's window, the
@@ -323,6 +347,7 @@ class ProviderOutages(FaultLayer):
     def __init__(self) -> None:
         self.routing: ModelRouting | None = None
         self.retries: TransientRetries | None = None
+        self.last_end_s = -math.inf
 
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Find the model's router and the transient retries this fault acts through."""
@@ -339,21 +364,39 @@ class ProviderOutages(FaultLayer):
         if fault.provider == "fallback":
             if router is not None and router.fallback is not None:
                 router.fallback.add_outage(start, end)
+                if fault.hang_until_end:
+                    router.fallback.add_hang(start, end)
         else:
             sim.provider.add_outage(start, end)
+            if fault.hang_until_end:
+                sim.provider.add_hang(start, end)
             if router is not None:
                 router.failure_s = max(router.failure_s, fault.failure_seconds)
-            self.retries.reject_delays["agent"] = _error_delay(router, fault.failure_seconds)
+            self.retries.reject_delays["agent"] = _error_delay(
+                router, sim.provider, fault.failure_seconds
+            )
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
+        self.last_end_s = max(self.last_end_s, end)
         return
         yield  # a process that acts at time 0 only
 
+    def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
+        """``model_recovery_s``: seconds from the end of the last outage until the agent group's
+        last transient retry (0 when nothing was retried after it)."""
+        assert self.retries is not None, "not installed"
+        if self.last_end_s == -math.inf:
+            return result
+        recovery = max(0.0, self.retries.model_last_retry_s - self.last_end_s)
+        return amend(result, model_recovery_s=sig(recovery))
 
-def _error_delay(router: ModelRouter | None, failure_s: float) -> DelayHook:
-    """Seconds until a consumer learns of a failed call: the primary's ``failure_s`` (none for a
-    call an open breaker failed at once)."""
+
+def _error_delay(router: ModelRouter | None, primary: Provider, failure_s: float) -> DelayHook:
+    """Seconds until a consumer learns of a failed call: the primary's ``failure_s``, or the rest
+    of its hang window (none for a call an open breaker failed at once)."""
 
     def delay(t: float) -> float:
-        return router.last_delay if router is not None else failure_s
+        if router is not None:
+            return router.last_delay
+        return max(failure_s, primary.error_delay(t))
 
     return delay

@@ -172,8 +172,18 @@ class Sagas(FaultLayer):
         assert isinstance(fault, SagaFailure)
         group = sim.groups["tool"]
         topic = sim.topics["tool"]
-        index, _ = position_in_run(topic)
-        runs = topic.run
+        graph = sim.graph
+        if graph is not None:
+            # Causal runs: the tool events of the run graph, in event order (their ids stand for
+            # the rows; a run's tool events in id order are in its order).
+            ids_of_row = np.nonzero(graph.kind == 1)[0]
+            runs = graph.run[ids_of_row]
+            index = _position_in_run(runs)
+            tool_steps = graph.step_s[ids_of_row]
+        else:
+            index, _ = position_in_run(topic)
+            runs = topic.run
+            tool_steps = topic.step_s
         n_runs = int(runs.max()) + 1 if runs.size else 0
         edges = np.floor(np.arange(n_runs + 1, dtype=np.float64) * fault.sagas_per_run + 1e-9)
         per_run = np.diff(edges).astype(np.int64)
@@ -200,12 +210,18 @@ class Sagas(FaultLayer):
         match = step_of_row == decide_step[inverse]
         decisive[inverse[match]] = rows[match]
         decisive[~complete] = -1  # sagas cut by the window's edges are not counted
-        mean_tool_s = float(topic.step_s.mean()) if topic.step_s.size else 0.0
+        mean_tool_s = float(tool_steps.mean()) if tool_steps.size else 0.0
         work = np.nonzero((draws.attempts > 0) & (decisive >= 0))[0]
         for s in work.tolist():
             row = int(decisive[s])
+            extra = float(draws.attempts[s]) * mean_tool_s
+            if graph is not None and sim.world is not None:
+                sim.world.ev_step[int(ids_of_row[row])] += extra
+                continue
             p = int(np.searchsorted(topic.start, row, side="right") - 1)
-            group.parts[p].step[row - int(topic.start[p])] += float(draws.attempts[s]) * mean_tool_s
+            group.parts[p].step[row - int(topic.start[p])] += extra
+        if graph is not None:
+            decisive = np.where(decisive >= 0, ids_of_row[np.maximum(decisive, 0)], -1)
         self.state = SagaState(decisive, draws)
         return
         yield  # a process that acts at time 0 only
@@ -233,6 +249,12 @@ class Sagas(FaultLayer):
 def count(sim: Simulation, state: SagaState) -> dict[str, int]:
     """After the run: saga figures over the sagas whose deciding tool event was processed."""
     _, finishes = sim.first_times("tool")
+    event = sim.topics["tool"].event
+    if event is not None and sim.graph is not None:
+        # Causal runs: the decisive rows are event ids; look their finishes up by id.
+        by_id = np.full(sim.graph.events, np.nan)
+        by_id[event] = finishes
+        finishes = by_id
     rows = state.decisive_rows
     seen = np.zeros(rows.size, dtype=bool)
     valid = rows >= 0
@@ -259,3 +281,14 @@ def sagas_note(counted: dict[str, int]) -> str:
         f"{counted['saga_compensations']} compensations, {counted['sagas_to_human_queue']} to the "
         f"human queue, {counted['left_half_undone']} left half undone"
     )
+
+
+def _position_in_run(runs: np.ndarray) -> np.ndarray:
+    """For events in run order (``runs`` non-decreasing, shape ``(n,)``): each one's index among
+    its run's events."""
+    if runs.size == 0:
+        return np.empty(0, dtype=np.int64)
+    first = np.ones(runs.size, dtype=bool)
+    first[1:] = runs[1:] != runs[:-1]
+    starts = np.maximum.accumulate(np.where(first, np.arange(runs.size), 0))
+    return np.arange(runs.size) - starts

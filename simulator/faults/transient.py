@@ -12,6 +12,7 @@ than its TPM) keeps the engine's own rule: the retry policy's attempt limit, the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -35,13 +36,18 @@ class TransientRetries(FaultLayer):
 
     ``reject_delays``: per group name, a :data:`DelayHook` another layer sets (the provider
     outage's time to fail). ``rate_limit_is_permanent``: no provider can ever admit a call (its
-    429s follow the engine's own rule). Counter: ``transient_retries``.
+    429s follow the engine's own rule). Counters: ``transient_retries``; ``rate_limit_wait_s``,
+    the seconds model calls spent backing off after 429s (the provider wait besides the
+    gateway's queue); ``model_last_retry_s``, when the agent group's last transient retry was
+    tried (the last attempt of a chain is the one that went through), ``-inf`` with none.
     """
 
     def __init__(self) -> None:
         self.rate_limit_is_permanent = False
         self.reject_delays: dict[str, DelayHook] = {}
         self.transient_retries = 0
+        self.rate_limit_wait_s = 0.0
+        self.model_last_retry_s = -math.inf
 
     @classmethod
     def wanted(cls, design: Design, scenario: Scenario) -> bool:
@@ -72,7 +78,10 @@ class TransientRetries(FaultLayer):
                 wait += delay(t)
         elif code == REJECT_429 and not self.rate_limit_is_permanent:
             wait = backoff_seconds(group.retry_policy, part.attempt, group.rng)
+            self.rate_limit_wait_s += wait
         else:
             return -1.0
         self.transient_retries += 1
+        if group.is_agent and t + wait > self.model_last_retry_s:
+            self.model_last_retry_s = t + wait
         return wait

@@ -4,7 +4,9 @@ or set out of order) do not fail an earlier step's checks.
 Found by walking the course out of order: with the event log of the reference but 8 agent
 instances and every later section at its default, step 3's broker-loss check reported "280
 acknowledged events lost" although replication factor 3 and acks=all lost none; the losses were
-consumer drops the later steps deal with.
+consumer drops the later steps deal with. (Since the model gateway queues the calls beyond the
+provider's concurrency, simulator 1.4.0, those default consumers fall behind without dropping
+anything: the check must still pass and blame nothing on the log.)
 """
 
 from __future__ import annotations
@@ -32,4 +34,3 @@ def test_step_3_judges_the_event_log_not_the_consumers_defaults(course):
     assert verdicts["offset-reset-safe"] == "pass"
     broker = next(c for c in step.checks if c.id == "broker-loss-nothing-lost")
     assert "0 acknowledged events lost from the log" in broker.explanation
-    assert "were lost by the consumers, not the log" in broker.explanation

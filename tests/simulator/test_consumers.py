@@ -1,5 +1,6 @@
-"""Consumer groups, the model provider, the runner fleet and the state store
-(simulator.engine.consumers, provider, tools, statestore), through small simulations."""
+"""Consumer groups, the runner fleet and the state store (simulator.engine.consumers, tools,
+statestore), through small simulations; the model provider's admission is tested in
+tests/simulator/engine/test_provider.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from simulator.design import Design, RetryPolicy
 from simulator.engine import Workload
-from simulator.engine.provider import REJECT_429, Provider, backoff_seconds
+from simulator.engine.provider import backoff_seconds
 from simulator.result import Metrics
 from simulator.scenario import Scenario
 from simulator.simulation import Assembly, assemble, run_workload
@@ -180,45 +181,6 @@ def test_cooperative_sticky_keeps_survivors_partitions() -> None:
 
 
 # ----------------------------------------------------------------------------- shared limits
-
-
-def test_rpm_limit_caps_model_calls_with_429s() -> None:
-    """RPM 120 = 2 calls/s against 5 offered: after the first minute's burst, 2 calls/s and 429s."""
-    d = make_design(
-        event_log={"partitions": 16},
-        consumers={"agent": {"instances": 4, "concurrency_per_instance": 4}},
-        model={"primary": {"rpm": 120, "tpm": 10_000_000, "max_concurrency": 100}},
-    )
-    m = run(d, Workload.from_arrays(600.0, agent=even(5, 600, 0.5)))
-    assert m.http_429s > 0
-    assert m.model_calls <= 120 + 2 * 600 + 1
-    assert m.model_calls >= 0.95 * (120 + 2 * 600)
-    assert m.by_group["agent"].capacity_eps == pytest.approx(2.0)
-
-
-def test_provider_concurrency_limit() -> None:
-    """max_concurrency 2 with 1 s calls: at most 2 calls/s whatever the partitions."""
-    d = make_design(
-        event_log={"partitions": 16},
-        consumers={"agent": {"instances": 4, "concurrency_per_instance": 4}},
-        model={
-            "primary": {"rpm": 1_000_000, "tpm": 10_000_000_000, "max_concurrency": 2},
-            "retry": {"max_attempts": None, "base_backoff_seconds": 0.1, "max_backoff_seconds": 1},
-        },
-    )
-    m = run(d, Workload.from_arrays(600.0, agent=even(4, 600, 1.0)))
-    assert m.throughput_eps <= 2.0 + 1e-9
-    assert m.throughput_eps >= 1.6
-    assert m.http_429s > 0
-
-
-def test_provider_admission_counts_in_flight_calls() -> None:
-    d = make_design(model={"primary": {"rpm": 1000, "tpm": 10_000_000, "max_concurrency": 2}})
-    provider = Provider(d.model.primary, 1800)
-    assert provider.admit(0.0, 5.0) == 5.0
-    assert provider.admit(1.0, 5.0) == 6.0
-    assert provider.admit(2.0, 5.0) == REJECT_429
-    assert provider.admit(5.0, 5.0) == 10.0
 
 
 def test_backoff_with_jitter() -> None:

@@ -179,3 +179,35 @@ def test_workers_still_down_at_the_end_read_so(tmp_path: Path):
     assert "drain never (workers still down at the end of the window (until 530 s)" in lag
     assert "more" not in lag
     assert "backlog at restart" not in lag
+
+
+def test_causal_runs_print_their_runs_latency_and_order(tmp_path: Path):
+    design = write(tmp_path / "design.yaml", DESIGN)
+    scenario = write(
+        tmp_path / "causal.yaml",
+        CRASH.replace(
+            "load: {runs_per_second: 0.2}", "load: {runs_per_second: 0.2, run_model: causal}"
+        ),
+    )
+    args = ["simulate", str(design), "--scenario", str(scenario), "--steps-dir", str(tmp_path)]
+    outcome = runner.invoke(main, args)
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.stdout.splitlines()
+    runs = next(line for line in lines if line.startswith("runs: "))
+    reported = int(runs.split()[1].replace(",", ""))
+    assert reported > 0
+    assert any(line.startswith("run latency p50 ") and "critical path" in line for line in lines)
+    order = next(line for line in lines if line.startswith("applied out of order: "))
+    assert order.startswith("applied out of order: ")
+    plain = runner.invoke(
+        main,
+        [
+            "simulate",
+            str(design),
+            "--scenario",
+            str(write(tmp_path / "c.yaml", CRASH)),
+            "--steps-dir",
+            str(tmp_path),
+        ],
+    )
+    assert not any(line.startswith("runs: ") for line in plain.stdout.splitlines())

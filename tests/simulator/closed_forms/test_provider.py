@@ -1,10 +1,13 @@
-"""A model provider's tokens a minute and its ceilings on calls a second."""
+"""A model provider's tokens a minute, its ceilings on calls a second and the gateway's wait."""
 
 from __future__ import annotations
 
 import math
 
-from simulator.closed_forms.provider import provider_capacity_eps, tokens_per_minute
+import pytest
+
+from simulator.closed_forms.provider import gateway_wait, provider_capacity_eps, tokens_per_minute
+from simulator.closed_forms.queueing import erlang_c, mmc_wait_seconds
 from simulator.design import ModelProvider
 
 
@@ -25,3 +28,18 @@ def test_no_ceiling_without_tokens_or_call_time() -> None:
     limits = provider_capacity_eps(provider, 0.0, 0)
     assert limits["tpm"] == math.inf
     assert limits["concurrency"] == math.inf
+
+
+def test_the_gateway_wait_is_the_mmc_queue_on_the_providers_slots() -> None:
+    p_wait, wait = gateway_wait(10, 2.0, 24, callers=96)
+    assert p_wait == pytest.approx(erlang_c(20, 24))
+    assert wait == pytest.approx(mmc_wait_seconds(10, 0.5, 24))
+
+
+def test_nobody_waits_when_the_callers_cannot_fill_the_slots() -> None:
+    assert gateway_wait(10, 2.0, 24, callers=24) == (0.0, 0.0)
+    assert gateway_wait(0, 2.0, 24, callers=96) == (0.0, 0.0)
+
+
+def test_the_gateway_wait_has_no_end_when_the_calls_need_every_slot() -> None:
+    assert gateway_wait(10, 2.0, 20, callers=96) == (1.0, None)

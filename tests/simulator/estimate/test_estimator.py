@@ -152,14 +152,46 @@ def test_runs_mode_course_peak_numbers() -> None:
     assert agent.limiting_factor is LimitingFactor.tpm
     assert e.bottleneck == "agent" and e.limiting_factor == "TPM"
     assert e.utilisation == pytest.approx(10 / (1_500_000 / 60 / 1800))
-    # Erlang C on the provider's 32 slots with 20 Erlang offered.
-    assert e.model.wait_probability == pytest.approx(erlang_c(20, 32))
-    assert e.model.wait_s == pytest.approx(mmc_wait_seconds(10, 0.5, 32))
+    # 32 partitions can have 32 calls in flight at most: the gateway's 32 slots never fill.
+    assert (e.model.wait_probability, e.model.wait_s) == (0.0, 0.0)
     # Poisson arrivals, lognormal agent steps (sigma 0.5): Pollaczek-Khinchine per partition.
     expected = kingman_wait(10 / 32, 2.0, 1.0, math.expm1(0.25))
     assert agent.partition_wait_s == pytest.approx(expected)
     assert agent.latency_mean_s == pytest.approx(expected + 2.0)
     assert e.drain_seconds == 0.0 and e.drain_group is None
+
+
+def test_provider_wait_is_erlang_c_when_more_partitions_call_than_the_gateway_admits() -> None:
+    """96 partitions, 24 slots, 20 Erlang offered (10 calls/s of 2 s): the gateway queues calls
+    first come first served, an M/M/24 queue."""
+    design = Design.model_validate(
+        {
+            "orchestration": {"pattern": "orchestrator_worker"},
+            "event_log": {"partitions": 96},
+            "consumers": {"agent": {"instances": 8, "concurrency_per_instance": 12}},
+            "model": {"primary": {"rpm": 1500, "tpm": 2_500_000, "max_concurrency": 24}},
+        }
+    )
+    e = estimate(design, course_peak())
+    assert e.model.wait_probability == pytest.approx(erlang_c(20, 24))
+    assert e.model.wait_s == pytest.approx(mmc_wait_seconds(10, 0.5, 24))
+    assert e.model.wait_s == pytest.approx(0.149, abs=0.001)
+
+
+@pytest.mark.parametrize("limits", [{"rpm": 600}, {"tpm": 1_080_000}, {"max_concurrency": 20}])
+def test_provider_wait_has_no_end_when_a_limit_is_below_the_calls(limits: dict[str, int]) -> None:
+    """10 calls/s of 1,800 tokens need 600 RPM, 1,080,000 TPM and 20 slots: at any of those the
+    wait never ends (the calls beyond the limit are refused, or queue, for ever)."""
+    primary = {"rpm": 1500, "tpm": 2_500_000, "max_concurrency": 96, **limits}
+    design = Design.model_validate(
+        {
+            "orchestration": {"pattern": "orchestrator_worker"},
+            "event_log": {"partitions": 96},
+            "consumers": {"agent": {"instances": 8, "concurrency_per_instance": 12}},
+            "model": {"primary": primary},
+        }
+    )
+    assert estimate(design, course_peak()).model.wait_s is None
 
 
 def test_other_limiting_factors() -> None:
@@ -331,3 +363,19 @@ def test_item_8_poison_stall_through_the_estimate() -> None:
     design.failures.retry.max_attempts = None
     poison = estimate(design, scenario).poison
     assert poison is not None and poison.stall_seconds is None and poison.events_behind is None
+
+
+def test_a_brownout_of_both_providers_stops_the_agent_group() -> None:
+    """provider-brownout: primary and fallback down together for 20 s, so the breaker's fallback
+    carries nothing: 10 calls/s x 20 s = 200 calls wait, drained at 23.15 - 10 calls/s."""
+    from tests.simulator.faults.builders import course_scenario, reference
+
+    e = estimate(reference(), course_scenario("provider-brownout"))
+    agent = e.by_group["agent"]
+    assert agent.backlog == pytest.approx(200)
+    assert agent.drain_seconds == pytest.approx(200 / (2_500_000 / 60 / 1800 - 10))
+    primary_only = course_scenario(
+        "provider-brownout",
+        faults=[{"kind": "provider_outage", "at_seconds": 300, "duration_seconds": 20}],
+    )
+    assert estimate(reference(), primary_only).by_group["agent"].backlog == 0

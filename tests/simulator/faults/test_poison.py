@@ -88,18 +88,25 @@ def test_without_a_dead_letter_queue_poison_events_are_dropped() -> None:
     assert result.metrics.dead_lettered == 0
 
 
-def test_course_poison_quarantine_keeps_each_runs_order() -> None:
-    """Agent steps keyed by run: a parked step's later steps of the same run are parked behind it
-    with quarantine; without it each of them is applied first (an order violation)."""
+def test_course_poison_quarantine_keeps_order_where_a_key_is_shared() -> None:
+    """Causal runs keyed by task: a parked step's task produces nothing more, so nothing of its
+    key overtakes it, with or without quarantine. Keyed by run, the run's other tasks share the
+    key: without quarantine their later steps are applied before the parked one (an order
+    violation); with it they are parked behind it."""
     s = course_scenario("poison")
     ref = simulate(reference(), s).metrics
-    loose = simulate(known_bad("no-quarantine"), s).metrics
     assert (ref.order_violations, ref.lost) == (0, 0)
+    assert ref.dead_lettered > 0
+    quarantined = simulate(reference(event_log={"partition_key": "run_id"}), s).metrics
+    loose = simulate(
+        reference(event_log={"partition_key": "run_id"}, failures={"quarantine_per_key": False}), s
+    ).metrics
+    assert quarantined.order_violations == 0
     assert loose.order_violations > 0
-    assert ref.dead_lettered == loose.dead_lettered + loose.order_violations
+    assert quarantined.dead_lettered > loose.dead_lettered  # the later steps parked behind
     unlimited = simulate(known_bad("unlimited-retry"), s).metrics
     assert (unlimited.dead_lettered, unlimited.lost) == (0, 0)
     assert unlimited.lag_total_max > ref.lag_total_max
     dropped = simulate(known_bad("no-dead-letter-queue"), s).metrics
-    assert dropped.lost == loose.dead_lettered
+    assert dropped.lost == ref.dead_lettered
     assert dropped.dead_lettered == 0

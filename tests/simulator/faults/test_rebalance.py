@@ -71,13 +71,16 @@ def test_big_poll_batches_after_a_long_crash_cause_a_rebalance_storm() -> None:
     """Every agent worker down 600 s at the peak leaves about 190 events per partition. Instances
     owning two partitions with max.poll.records 500 fetch up to 250 records a partition: about
     380 s of 2 s steps, over the 300 s interval, so members are kicked again and again. With the
-    reference's 20-record polls the restart is the only rebalance."""
+    reference's 20-record polls the restart is the only rebalance. The load is open loop here
+    (each run's steps arrive on schedule), the backlog a causal run cannot build: its runs pause
+    behind their first unapplied step."""
     s = course_scenario(
         "worker-crash",
         faults=[
             {"kind": "worker_crash", "at_seconds": 240, "duration_seconds": 600, "instances": "all"}
         ],
         duration_seconds=1500,
+        load={"run_model": "open_loop"},
     )
     small = {"instances": 16, "concurrency_per_instance": 2, "max_poll_records": 20}
     big = {**small, "max_poll_records": 500}

@@ -74,7 +74,9 @@ def test_errors_show_while_the_provider_or_the_store_is_down() -> None:
     [window] = outage.fault_windows
     errors, lag = in_window(outage, window.start_s, window.end_s)
     assert sum(errors) > 0
-    assert max(lag) > 0.8 * 10 * (window.end_s - window.start_s)
+    # Causal runs pause during the outage: the lag grows by the runs requested meanwhile (one
+    # planner call each, 0.5 runs/s), not by every call they would have made.
+    assert max(lag) > 0.8 * 0.5 * (window.end_s - window.start_s)
     failover = simulate(reference(), course_scenario("state-failover"))
     [window] = failover.fault_windows
     errors, _ = in_window(failover, window.start_s, window.end_s)

@@ -1,0 +1,61 @@
+"""The course self-test on many seeds: the reference passes and every known-bad design fails
+exactly its listed checks, per seed.
+
+Run: ``.venv/bin/python scripts/known_bad_seeds.py [--seeds 1 ... 20] [--jobs 2]``. Prints one
+line per design that strayed on some seed (the checks it failed or passed unexpectedly, and on
+which seeds), then a summary line. Exit code 1 when any design strayed. The test suite's
+self-test runs each scenario's own seed; this is the long sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+STEPS = Path(__file__).resolve().parent.parent / "steps"
+
+
+def _grade(args: tuple[str, int]) -> tuple[str, int, frozenset[str]]:
+    from app.grading.grader import grade, load_material
+    from simulator.files import load_design
+
+    file, seed = args
+    material = load_material(STEPS)
+    result = grade(load_design(STEPS / file), material, seed=seed)
+    failed = frozenset(c.id for s in result.steps for c in s.checks if c.status != "pass")
+    return file, seed, failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    from app.grading.grader import load_material
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 21)))
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    course = load_material(STEPS).course
+    expected = {course.reference_design: frozenset()}
+    expected.update({bad.file: frozenset(bad.fails) for bad in course.known_bad})
+    work = [(f, s) for f in expected for s in args.seeds]
+    strays: dict[str, dict[str, list[int]]] = {}
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for file, seed, failed in pool.map(_grade, work, chunksize=4):
+            for check in failed ^ expected[file]:
+                how = "also failed" if check in failed else "passed"
+                strays.setdefault(file, {}).setdefault(f"{how} {check}", []).append(seed)
+    for file, items in strays.items():
+        for what, seeds in sorted(items.items()):
+            print(f"{file}: {what} at seeds {sorted(seeds)}")
+    print(
+        f"{len(work)} gradings of {len(expected)} designs on {len(args.seeds)} seeds: "
+        f"{len(expected) - len(strays)} designs exactly as intended on every seed"
+    )
+    return 1 if strays else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
