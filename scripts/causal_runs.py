@@ -23,23 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.simulator.test_causal_runs import causal_peak, metrics, reference  # noqa: E402
-
-CRASH = {
-    "kind": "worker_crash",
-    "at_seconds": 150,
-    "group": "agent",
-    "instances": "all",
-    "duration_seconds": 60,
-    "mid_batch": True,
-}
+from tests.simulator.test_causal_runs import CRASH, causal_peak, metrics, reference  # noqa: E402
 
 
 def one_seed(seed: int) -> tuple[int, list[str], bool]:
     """The figures of one seed, as printable lines, and whether every lesson held."""
     peak = causal_peak()
     task = {"event_log.partition_key": "task_id"}
-    run_key = metrics(reference(), peak, seed)
+    run_key = metrics(reference(**{"event_log.partition_key": "run_id"}), peak, seed)
     task_key = metrics(reference(**task), peak, seed)
     event_key = metrics(reference(**{"event_log.partition_key": "event_id"}), peak, seed)
     single = metrics(reference(**task, **{"orchestration.pattern": "single_agent"}), peak, seed)

@@ -55,11 +55,6 @@ class Assembly:
             if layer is None:
                 sim.notes.append(f"fault {fault.kind} is not simulated by the core simulator")
                 continue
-            if sim.world is not None and not layer.causal_ready:
-                sim.notes.append(
-                    f"fault {fault.kind} is not simulated with the causal run model yet"
-                )
-                continue
             sim.env.process(layer.start(sim, fault))
         sim.run_to_end()
         self.layers.finish(sim)

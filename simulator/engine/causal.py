@@ -64,12 +64,14 @@ class ConsumerGroup(Protocol):
         """Process every action up to ``limit_key``."""
         ...
 
+
 PRODUCE_TICK_S = 0.02
 """Seconds between the ticks on which produced step events reach the log (see the docstring)."""
 
 _M1 = 0xFF51AFD7ED558CCD
 _M2 = 0xC4CEB9FE1A85EC53
 _U64 = (1 << 64) - 1
+
 
 class Gate:
     """A partition's producers blocked or dropping until ``until_s`` (a broker loss); counts the
@@ -154,7 +156,6 @@ class CausalRuns:
         self.run_call_s: list[float] = []
         self.ev_task: list[int] = []
         self.ev_run: list[int] = []
-        self._relay_next = None
         for r, s in zip(graph.first_stage.tolist(), graph.request_s.tolist(), strict=True):
             self.stage_need[r] = 0
             self._produce(r, s)
@@ -238,42 +239,23 @@ class CausalRuns:
         stages = self.buckets.pop(k, [])
         held = self.held.pop(k, None)
         if held is not None and held:
-            self._append(held, t, tick_key, -1)
+            self._append(held, t, tick_key)
         if stages:
             self._deliver_stages(stages, t, tick_key)
 
     def _deliver_stages(self, stages: list[int], t: float, tick_key: int) -> None:
+        """Append the events of the stages produced for this tick, in the order they were
+        written (the groups run their ticks one after another, so the list is in the order the
+        groups reached them); a gate (:meth:`gate`) holds or drops some."""
         written = self.stage_written_s
         if len(stages) > 1:
-            # Appended in the order they were written (the groups run their ticks one after
-            # another, so the list is in the order the groups reached them).
             stages.sort(key=lambda x: (written[x], x))
         lo = self.stage_lo
-        kinds = self.ev_kind
-        ev_part = self.ev_part
-        steps = self.ev_step
-        groups = self.groups
-        parts_of = [g.parts for g in groups]
-        synced = [False, False, False]
-        hooks = self.delivery_hooks
-        timestamp = self.timestamp_key
-        heappush = heapq.heappush
-        nan = math.nan
         gates = self.gates
         for stage in stages:
             for e in range(lo[stage], lo[stage + 1]):
-                kind = kinds[e]
-                if not synced[kind]:
-                    synced[kind] = True
-                    g = groups[kind]
-                    if g.sample_key < tick_key:
-                        g.advance_to_key(tick_key - 1)
-                if timestamp:
-                    # The record's timestamp is its create time: when the stage was produced.
-                    code = (4 << 56) | int(math.floor(written[stage] * 1000.0))
-                    p = fmix64_int(code) % self.partitions
-                else:
-                    p = ev_part[e]
+                kind = self.ev_kind[e]
+                p = self._partition_of(e, stage)
                 if gates:
                     gate = gates.get((kind, p))
                     if gate is not None and t < gate.until_s:
@@ -282,57 +264,50 @@ class CausalRuns:
                             self._hold(e, gate.until_s)
                             continue
                         gate.dropped += 1
-                        part = parts_of[kind][p]
+                        part = self.groups[kind].parts[p]
                         if part.fail_attempts is None:
                             part.fail_attempts = {}
                         part.fail_attempts[part.n] = DROP_OFFSET
-                part = parts_of[kind][p]
-                offset = part.n
-                part.arrival.append(t)
-                part.step.append(steps[e])
-                part.ev.append(e)
-                part.first_finish.append(nan)
-                part.first_start.append(nan)
-                part.n = offset + 1
-                if hooks:
-                    for hook in hooks:
-                        hook(groups[kind], part, offset, e, t)
-                if part.stream_wait or part.state == DONE:
-                    part.stream_wait = False
-                    part.state = IDLE
-                    part.next_t = t
-                    heappush(groups[kind].heap, tick_key | p)
+                self._append_one(kind, p, e, t, tick_key)
 
-    def _append(self, events: list[int], t: float, tick_key: int, stage: int) -> None:
-        """Append events that waited in their producers (their partitions are the ones they
-        were produced for)."""
-        written = self.stage_written_s
+    def _append(self, events: list[int], t: float, tick_key: int) -> None:
+        """Append events that waited in their producers (to the partitions they were produced
+        for)."""
         for e in events:
-            stage = self.ev_stage[e]
-            kind = self.ev_kind[e]
-            g = self.groups[kind]
-            if g.sample_key < tick_key:
-                g.advance_to_key(tick_key - 1)
-            if self.timestamp_key:
-                code = (4 << 56) | int(math.floor(written[stage] * 1000.0))
-                p = fmix64_int(code) % self.partitions
-            else:
-                p = self.ev_part[e]
-            part = g.parts[p]
-            offset = part.n
-            part.arrival.append(t)
-            part.step.append(self.ev_step[e])
-            part.ev.append(e)
-            part.first_finish.append(math.nan)
-            part.first_start.append(math.nan)
-            part.n = offset + 1
-            for hook in self.delivery_hooks:
-                hook(g, part, offset, e, t)
-            if part.stream_wait or part.state == DONE:
-                part.stream_wait = False
-                part.state = IDLE
-                part.next_t = t
-                heapq.heappush(g.heap, tick_key | p)
+            self._append_one(
+                self.ev_kind[e], self._partition_of(e, self.ev_stage[e]), e, t, tick_key
+            )
+
+    def _partition_of(self, event: int, stage: int) -> int:
+        """The partition of ``event``: by its key, or for a timestamp key by the millisecond its
+        stage was produced (its record's create time)."""
+        if self.timestamp_key:
+            code = (4 << 56) | int(math.floor(self.stage_written_s[stage] * 1000.0))
+            return fmix64_int(code) % self.partitions
+        return self.ev_part[event]
+
+    def _append_one(self, kind: int, p: int, event: int, t: float, tick_key: int) -> None:
+        """Append ``event`` at ``t`` to partition ``p`` of the group of ``kind`` and wake the
+        partition if it waits for a record; the group first takes its samples due before the
+        tick (they read its log-end offsets)."""
+        g = self.groups[kind]
+        if g.sample_key < tick_key:
+            g.advance_to_key(tick_key - 1)
+        part = g.parts[p]
+        offset = part.n
+        part.arrival.append(t)
+        part.step.append(self.ev_step[event])
+        part.ev.append(event)
+        part.first_finish.append(math.nan)
+        part.first_start.append(math.nan)
+        part.n = offset + 1
+        for hook in self.delivery_hooks:
+            hook(g, part, offset, event, t)
+        if part.stream_wait or part.state == DONE:
+            part.stream_wait = False
+            part.state = IDLE
+            part.next_t = t
+            heapq.heappush(g.heap, tick_key | p)
 
     # ------------------------------------------------------------------ time
 

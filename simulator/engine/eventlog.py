@@ -91,12 +91,12 @@ def key_codes(design: Design, load: GroupLoad) -> np.ndarray:
     code = (np.uint64(KEY_KIND[key]) << np.uint64(56)) | base
     buckets = log.key_salt_buckets
     if buckets > 1 and n:
-        salt = _position_in_run(load.run) % buckets
+        salt = position_in_run(load.run) % buckets
         code = code * np.uint64(64) + salt.astype(np.uint64) + np.uint64(1)
     return code
 
 
-def _position_in_run(run: np.ndarray) -> np.ndarray:
+def position_in_run(run: np.ndarray) -> np.ndarray:
     """For events in arrival order, the index of each event within its run (shape ``(n,)``)."""
     order = np.argsort(run, kind="stable")
     sorted_runs = run[order]

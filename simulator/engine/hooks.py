@@ -54,9 +54,6 @@ class FaultLayer:
     """
 
     kinds: ClassVar[tuple[str, ...]] = ()
-    causal_ready: ClassVar[bool] = True
-    """False for a layer that reads the topic's events laid out in advance, which a causal run
-    model (``load.run_model: causal``) does not have: its faults are noted as not simulated."""
 
     @classmethod
     def wanted(cls, design: Design, scenario: Scenario) -> bool:

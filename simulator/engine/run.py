@@ -478,8 +478,7 @@ class Simulation:
         done = np.frombuffer(world.run_done_s, dtype=np.float64)
         latency, completed, stalled = run_latencies(graph.request_s, done, self.duration)
         p50, p95, p99 = percentiles(latency, [50, 95, 99])
-        relay = outbox_relay(self.design, True, random.Random(0))
-        hop_s = world.tick_s / 2 + (relay.mean_delay_s if relay is not None else 0.0)
+        hop_s = world.tick_s / 2 + (world.relay.mean_delay_s if world.relay is not None else 0.0)
         critical = float(np.median(critical_paths(graph, hop_s))) if graph.runs else 0.0
         by_run = by_task = 0
         for name in GROUPS:

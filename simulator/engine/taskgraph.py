@@ -111,10 +111,10 @@ def build_template(
                 sum(t.model for t in tasks), sum(t.tool for t in tasks), sum(t.state for t in tasks)
             )
         ]
-        chains = [_chain(t) for t in tasks]
+        chains = [task_stages(t) for t in tasks]
         roles = ["single"]
     else:
-        chains = [_chain(t) for t in tasks]
+        chains = [task_stages(t) for t in tasks]
         roles = ["planner"] + ["researcher"] * len(researchers) + ["writer", "reviewer"]
     kinds: list[int] = []
     task_of: list[int] = []
@@ -168,10 +168,6 @@ def build_template(
         fan_out=fan_out,
         tasks=len(kept_roles),
     )
-
-
-def _chain(counts: TaskCounts) -> list[tuple[int, int]]:
-    return task_stages(counts)
 
 
 def split_counts(total: float, parts: int, base: int = 0) -> list[int]:

@@ -37,6 +37,7 @@ import numpy as np
 import simpy
 
 from simulator.design import CompensationOrder, SagaSection
+from simulator.engine.eventlog import position_in_run as index_in_run
 from simulator.engine.hooks import FaultLayer, amend
 from simulator.faults.checkpoint import position_in_run
 from simulator.result import SimulationResult
@@ -178,7 +179,7 @@ class Sagas(FaultLayer):
             # the rows; a run's tool events in id order are in its order).
             ids_of_row = np.nonzero(graph.kind == 1)[0]
             runs = graph.run[ids_of_row]
-            index = _position_in_run(runs)
+            index = index_in_run(runs)
             tool_steps = graph.step_s[ids_of_row]
         else:
             index, _ = position_in_run(topic)
@@ -282,13 +283,3 @@ def sagas_note(counted: dict[str, int]) -> str:
         f"human queue, {counted['left_half_undone']} left half undone"
     )
 
-
-def _position_in_run(runs: np.ndarray) -> np.ndarray:
-    """For events in run order (``runs`` non-decreasing, shape ``(n,)``): each one's index among
-    its run's events."""
-    if runs.size == 0:
-        return np.empty(0, dtype=np.int64)
-    first = np.ones(runs.size, dtype=bool)
-    first[1:] = runs[1:] != runs[:-1]
-    starts = np.maximum.accumulate(np.where(first, np.arange(runs.size), 0))
-    return np.arange(runs.size) - starts

@@ -22,6 +22,15 @@ from simulator.simulation import assemble
 
 STEPS = Path(__file__).resolve().parents[2] / "steps"
 SEEDS = (1, 2, 3)
+CRASH = {
+    "kind": "worker_crash",
+    "at_seconds": 150,
+    "group": "agent",
+    "instances": "all",
+    "duration_seconds": 60,
+    "mid_batch": True,
+}
+"""Every agent worker down for 60 s at 150 s, mid-batch."""
 
 
 def reference(**changes: object) -> Design:
@@ -199,15 +208,7 @@ def test_uncapped_peers_multiply_calls_and_a_token_budget_stops_them(seed: int) 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_crash_that_loses_steps_stalls_their_runs(seed: int) -> None:
-    crash = {
-        "kind": "worker_crash",
-        "at_seconds": 150,
-        "group": "agent",
-        "instances": "all",
-        "duration_seconds": 60,
-        "mid_batch": True,
-    }
-    scenario = causal_peak(400.0, faults=[crash])
+    scenario = causal_peak(400.0, faults=[CRASH])
     keyed = {"event_log.partition_key": "task_id"}
     after = metrics(reference(**keyed), scenario, seed)
     auto = metrics(
