@@ -8,6 +8,8 @@
 # new temporary folder (initdb, run as the postgres user when we are root), starts it listening on
 # loopback only on a free port, creates the role and database "designlab" (the role may create
 # databases: the tests make one per test from a migrated template) and prints the export lines.
+# Autovacuum is off: its workers on a test database would block the DROP ... WITH (FORCE) that
+# ends each test (the test role may not end them), and throwaway databases need no vacuum.
 # Everything but those lines goes to stderr, so the output can be eval'ed.
 set -euo pipefail
 
@@ -54,7 +56,7 @@ start() {
         --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
     if ! as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200" start >&2; then
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c autovacuum=off" start >&2; then
         cat "$dir/postgres.log" >&2
         exit 1
     fi

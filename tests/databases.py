@@ -9,13 +9,18 @@ may create databases (``scripts/ci-postgres.sh start`` prints one), for example
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
 
 from app.db import upgrade
+
+DROP_ATTEMPTS = 10
+"""Tries of a database drop (see :meth:`PostgresDatabases._drop`)."""
 
 POSTGRES_ENV = "DATABASE_URL_TEST"
 
@@ -78,13 +83,25 @@ class PostgresDatabases:
 
     def drop(self, url: str) -> None:
         """Drop the database at ``url``, closing any connection still open to it."""
-        name = make_url(url).database
-        self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self._drop(make_url(url).database or "")
+
+    def _drop(self, name: str) -> None:
+        """``DROP DATABASE ... WITH (FORCE)``, tried again while a process the test role may not
+        end is on the database (an autovacuum worker of a server the tests did not start: FORCE
+        then fails with InsufficientPrivilege); such a worker leaves within moments."""
+        for attempt in range(DROP_ATTEMPTS):
+            try:
+                self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                return
+            except DBAPIError:
+                if attempt == DROP_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
 
     def close(self) -> None:
         """Drop the template and close the admin connection pool."""
         if self._template is not None:
-            self._execute(f'DROP DATABASE IF EXISTS "{self._template}" WITH (FORCE)')
+            self._drop(self._template)
             self._template = None
         if self._engine is not None:
             self._engine.dispose()
