@@ -34,7 +34,8 @@ class Decision:
     the metric (a key of the result's metrics, or ``by_group.<group>.<key>``) and which way is
     worse (``higher`` or ``lower``), by at least ``by_at_least`` (in the metric's unit). ``base``:
     values applied to both designs first, for a decision that matters only in another context
-    (a token budget under uncapped peer agents)."""
+    (a token budget under uncapped peer agents). ``trade_off``: the row shows what the wrong
+    value gains (the price of the right one), in the direction ``worse`` names."""
 
     decision: str
     step: str
@@ -44,6 +45,7 @@ class Decision:
     worse: str
     by_at_least: float = 0.0
     base: dict[str, Any] | None = None
+    trade_off: bool = False
 
 
 def decisions(path: Path = TABLE) -> list[Decision]:
@@ -138,10 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         rights = [r for _, r, _ in runs]
         wrongs = [w for _, _, w in runs]
         verdict = "moves on every seed" if not missed else f"NO CONSEQUENCE at seeds {missed}"
+        side = f"the wrong value's gain: {d.worse}" if d.trade_off else f"{d.worse} is worse"
         print(
             f"{d.decision:<34} {d.scenario:<16} {d.metric:<18} "
             f"reference {min(rights):g}..{max(rights):g}  "
-            f"wrong {min(wrongs):g}..{max(wrongs):g}  ({d.worse} is worse): {verdict}"
+            f"wrong {min(wrongs):g}..{max(wrongs):g}  ({side}): {verdict}"
         )
     print(
         f"{len(rows) - failing} of {len(rows)} decisions move their metric "

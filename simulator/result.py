@@ -21,6 +21,12 @@ class GroupMetrics(_Out):
     capacity_eps: float
     utilisation: float
     lag_total_max: int
+    backlog_peak: int = Field(
+        0,
+        description="Largest backlog of the group above its normal band (mean + 3 standard "
+        "deviations before the first fault), step events: events "
+        "due and not started (for causal runs due by the run's graph whether produced or not).",
+    )
     busy_partitions_max: int
     instances_alive_min: int
     mean_step_s: float = Field(0.0, description="Measured mean step time of processed events.")
@@ -49,19 +55,24 @@ class Metrics(_Out):
     utilisation: float = Field(description="Offered load / capacity of the bottleneck group (0..).")
     lag_total_max: int = Field(description="Largest total consumer lag seen, in step events.")
     backlog_peak: int = Field(
-        description="Largest total backlog (events arrived, not yet started) above its normal "
-        "level, sampled: after a worker crash under a steady load, the backlog at the restart "
-        "plus what arrives while the restarted workers rejoin (a rebalance) and start again."
+        description="Largest total backlog above its normal band (the mean before the first fault "
+        "plus 3 standard deviations), sampled, step events summed over the groups: events due "
+        "and not yet started (arrived in the log; for causal runs, due by the run's graph whether "
+        "or not a stalled run produced them). After a worker "
+        "crash under a steady load: the backlog at the restart plus what comes due while the "
+        "restarted workers rejoin (a rebalance) and start again."
     )
     backlog_at_restart: int | None = Field(
         None,
-        description="Events that arrived while crashed workers were down and that no survivor "
-        "started: the backlog's growth from the crash to the restart (rate x outage for a steady "
-        "load), the largest over the crashes; None when no crashed worker came back in the "
-        "window.",
+        description="Events of the crashed group that came due while its crashed workers were "
+        "down and that no survivor started: the backlog's growth from the crash to the restart "
+        "(rate x outage for a steady load), the largest over the crashes; None when no crashed "
+        "worker came back in the window.",
     )
     drain_seconds: float | None = Field(
-        description="Seconds from the end of the last fault until lag is back to its normal level."
+        description="Seconds from the end of the last fault until the events waiting in the log "
+        "(arrived, not started) are back to their normal level: the queues have emptied (runs a "
+        "fault delayed may still be finishing their remaining steps)."
     )
     drain_note: str | None = None
     latency_p50_s: float = Field(
@@ -139,7 +150,11 @@ class Metrics(_Out):
     model_calls_repeated: int = 0
     tokens: int = 0
     tokens_repeated: int = 0
-    http_429s: int = 0
+    http_429s: int = Field(
+        0,
+        description="Model calls refused with HTTP 429: only a call larger than a minute's TPM "
+        "(the gateway meters the rest to the limits).",
+    )
     model_wait_mean_s: float = Field(
         0.0,
         description="Mean time a model call waited for the provider, seconds: at the model "

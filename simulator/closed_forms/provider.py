@@ -1,5 +1,5 @@
 """A model provider's load and ceilings: tokens a minute, calls a second by limit, and the wait
-for a concurrency slot at the model gateway."""
+at the model gateway: for a concurrency slot, and for room in the RPM and TPM buckets."""
 
 from __future__ import annotations
 
@@ -36,19 +36,70 @@ def provider_capacity_eps(
 
 
 def gateway_wait(
-    calls_per_second: float, call_seconds: float, max_concurrency: int, callers: int
+    calls_per_second: float,
+    call_seconds: float,
+    max_concurrency: int,
+    callers: int,
+    arrival_scv: float = 1.0,
+    service_scv: float = 1.0,
 ) -> tuple[float, float | None]:
     """The probability that a model call waits at the gateway for a concurrency slot, and its
     mean wait in seconds (``None`` when the calls need every slot or more).
 
     The gateway holds at most ``max_concurrency`` calls in flight and queues the rest first come
     first served: an M/M/c queue with ``c = max_concurrency`` (Erlang C; the M/M/c mean wait,
-    Kleinrock 1975, sec. 3.5). ``callers``: the most calls that can be in flight at once (the
-    agent group's busy partitions); when it is at most ``max_concurrency`` nobody ever waits
-    (0, 0). 10 calls/s of 2 s on 24 slots from 96 partitions: (0.298, 0.149).
+    Kleinrock 1975, sec. 3.5), scaled by the Allen-Cunneen factor ``(c_a^2 + c_s^2) / 2`` for
+    arrivals and call times of squared coefficients of variation ``arrival_scv`` and
+    ``service_scv`` (Allen, *Probability, Statistics, and Queueing Theory*, 1990, sec. 6.2;
+    both 1: exactly Erlang C's M/M/c). ``callers``: the most calls that can be in flight at once
+    (the agent group's busy partitions); when it is at most ``max_concurrency`` nobody ever waits
+    (0, 0). 10 calls/s of 2 s on 24 slots from 96 partitions: (0.298, 0.149); with a run's
+    burstiness ``c_a^2 = 4`` and lognormal calls ``c_s^2 = 0.284``: 0.149 x 2.142 = 0.319 s.
     """
     if calls_per_second <= 0 or callers <= max_concurrency:
         return 0.0, 0.0
     offered = calls_per_second * call_seconds
     wait = mmc_wait_seconds(calls_per_second, 1.0 / call_seconds, max_concurrency)
-    return erlang_c(offered, max_concurrency), None if math.isinf(wait) else wait
+    if math.isinf(wait):
+        return erlang_c(offered, max_concurrency), None
+    return erlang_c(offered, max_concurrency), wait * (arrival_scv + service_scv) / 2.0
+
+
+def bucket_wait(
+    calls_per_second: float, rate_per_second: float, burst_calls: float, arrival_scv: float
+) -> float | None:
+    """Mean seconds a call waits at the gateway for room in a rate limit's token bucket that
+    refills ``rate_per_second`` calls a second and holds ``burst_calls`` (one second's
+    allowance); ``None`` when the calls need the whole rate or more.
+
+    A bucket of depth ``b`` in front of a server of rate ``mu`` delays a call by what a queue
+    served at ``mu`` holds beyond ``b`` (the (sigma, rho) regulator: Cruz, "A Calculus for
+    Network Delay", 1991). The queue's work seen by an arrival is taken as exponential with the
+    Allen-Cunneen G/D/1 mean, ``L = rho^2 c_a^2 / (2 (1 - rho))`` calls (``rho = lambda / mu``,
+    deterministic service of ``1 / mu``), and a tail weight ``rho``: ``P(V > x) = rho e^(-x /
+    theta)``, ``theta = L / rho``; the wait is ``E[max(0, V - b)] / mu = theta rho e^(-b /
+    theta) / mu``. An approximation: exact neither for bursts nor for the bucket's refill."""
+    if calls_per_second <= 0:
+        return 0.0
+    if rate_per_second <= 0:
+        return None
+    rho = calls_per_second / rate_per_second
+    if rho >= 1.0:
+        return None
+    queue = rho * rho * arrival_scv / (2.0 * (1.0 - rho))
+    if queue <= 0:
+        return 0.0
+    theta = queue / rho
+    return theta * rho * math.exp(-burst_calls / theta) / rate_per_second
+
+
+def burst_capacity(per_minute_limit: float, cost: float) -> float:
+    """A bucket's capacity for a per-minute limit enforced per second: one second's allowance
+    (``per_minute_limit / 60``), but at least one call's ``cost`` when the minute's limit holds
+    it, so that such a call can be admitted at all (1,800 tokens on a 60,000 TPM limit, whose
+    second holds 1,000); a call costing more than the minute's limit never fits. Same unit as
+    ``cost`` (requests or tokens). ``burst_capacity(1500, 1)`` is 25 requests."""
+    second = per_minute_limit / 60.0
+    if cost > per_minute_limit:
+        return second
+    return max(second, cost)

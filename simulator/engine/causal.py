@@ -46,6 +46,7 @@ from simulator.engine.partition import (
     DROP as DROP_OFFSET,
 )
 from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
+from simulator.producer import PRODUCE_TICK_S
 
 
 class ConsumerGroup(Protocol):
@@ -65,8 +66,6 @@ class ConsumerGroup(Protocol):
         ...
 
 
-PRODUCE_TICK_S = 0.02
-"""Seconds between the ticks on which produced step events reach the log (see the docstring)."""
 
 _M1 = 0xFF51AFD7ED558CCD
 _M2 = 0xC4CEB9FE1A85EC53

@@ -34,13 +34,16 @@ Definitions (all counts in step events, times in seconds, rates in step events p
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 UTILISATION_CAP = 1000.0
 """Utilisation reported when a group with offered load has no capacity at all."""
+
+REFINE_POINTS = 64
+"""Grid points on which :func:`drain` looks for the crossing between two samples."""
 
 MIN_BASELINE_SAMPLES = 5
 """Fewest lag samples before the first fault to measure the normal lag from."""
@@ -96,6 +99,35 @@ STILL_ON = {
 """How the note names a fault that outlasts the window, by its kind (else: "<kind> still on")."""
 
 
+def normal_level(t_s: np.ndarray, values: np.ndarray, first: float | None) -> tuple[float, float]:
+    """The normal level of a sampled series and its spread (mean and standard deviation, in the
+    series' unit): over the quarter-to-end of the time before the first fault at ``first``
+    seconds (at least :data:`MIN_BASELINE_SAMPLES` samples), else every sample before it, else
+    (no fault) the whole window. ``t_s`` and ``values`` shape ``(k,)``; (0, 0) with no sample."""
+    base_mask = np.zeros(values.size, dtype=bool)
+    if first is not None:
+        base_mask = (t_s >= first * 0.25) & (t_s < first)
+    if base_mask.sum() < MIN_BASELINE_SAMPLES:
+        base_mask = np.ones(values.size, dtype=bool) if first is None else t_s < first
+    if base_mask.sum() < 1:
+        return 0.0, 0.0
+    base_vals = values[base_mask]
+    return float(base_vals.mean()), float(base_vals.std())
+
+
+def above_normal_peak(
+    t_s: np.ndarray, values: np.ndarray, windows: Sequence[tuple[float, float]]
+) -> int:
+    """The largest value of a sampled series above its normal band (:func:`normal_level` before
+    the first of ``windows``: the mean plus 3 standard deviations, the band :func:`drain` calls
+    back to normal), rounded, at least 0; 0 for an empty series."""
+    if values.size == 0:
+        return 0
+    first = min((w[0] for w in windows), default=None)
+    baseline, spread = normal_level(t_s, values, first)
+    return int(round(max(0.0, float(values.max()) - baseline - 3.0 * spread)))
+
+
 def drain(
     t_s: np.ndarray,
     lag: np.ndarray,
@@ -103,29 +135,23 @@ def drain(
     capacity_eps: float,
     offered_eps: float,
     kinds: Sequence[str] = (),
+    backlog_at: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Drain:
     """Backlog peak and drain time from total lag ``lag`` sampled at ``t_s`` (both shape ``(k,)``).
 
     ``windows``: ``(start, end)`` of every fault in seconds, ``kinds`` their kinds (same order,
     for the note); ``capacity_eps`` and ``offered_eps`` of the bottleneck group, for the note.
     A fault still on at the last sample leaves ``drain_seconds`` None with a note that says so
-    (nothing could drain yet), not an estimate of the time left.
+    (nothing could drain yet), not an estimate of the time left. ``backlog_at``: the backlog at
+    any times (shape ``(m,)`` in, ``(m,)`` out), to find the crossing between two samples on a
+    grid of :data:`REFINE_POINTS` (else it is interpolated linearly): a long window's samples are
+    far apart (every 78 s in 52 hours).
     """
     if lag.size == 0:
         return Drain(0.0, 0, 0.0, None)
     peak = float(lag.max())
     first = min((w[0] for w in windows), default=None)
-    base_mask = np.zeros(lag.size, dtype=bool)
-    if first is not None:
-        base_mask = (t_s >= first * 0.25) & (t_s < first)
-    if base_mask.sum() < MIN_BASELINE_SAMPLES:
-        base_mask = np.ones(lag.size, dtype=bool) if first is None else t_s < first
-    if base_mask.sum() >= 1:
-        base_vals = lag[base_mask]
-        baseline = float(base_vals.mean())
-        spread = float(base_vals.std())
-    else:
-        baseline, spread = 0.0, 0.0
+    baseline, spread = normal_level(t_s, lag, first)
     backlog = max(0.0, peak - baseline)
     equal = abs(capacity_eps - offered_eps) <= 0.005 * max(offered_eps, 1e-12)
     sign = "=" if equal else "<"
@@ -169,7 +195,13 @@ def drain(
         return Drain(baseline, int(round(backlog)), None, note)
     k = int(after[0])
     t_cross = float(t_s[k])
-    if k > 0 and lag[k - 1] > threshold and t_s[k - 1] >= end:
+    if backlog_at is not None and k > 0:
+        lo = max(end, float(t_s[k - 1]))
+        grid = np.linspace(lo, t_cross, REFINE_POINTS)
+        below = np.nonzero(backlog_at(grid) <= threshold)[0]
+        if below.size:
+            t_cross = float(grid[below[0]])
+    elif k > 0 and lag[k - 1] > threshold and t_s[k - 1] >= end:
         prev, cur = float(lag[k - 1]), float(lag[k])
         frac = (prev - threshold) / (prev - cur) if prev != cur else 1.0
         t_cross = float(t_s[k - 1]) + frac * float(t_s[k] - t_s[k - 1])

@@ -1,36 +1,40 @@
-"""The model provider as the agent group sees it: RPM, TPM, a concurrency limit, 429s and retries.
+"""The model provider as the agent group sees it: RPM, TPM, a concurrency limit, queues and retries.
 
 Every agent step is one model call whose latency is the step time. The agent workers reach the
 provider through a **model gateway** (a shared client: the response cache of
-``simulator.faults.provider_outage`` sits there too). A call is *admitted* at the time the
-partition's consumer tries it, queued at the gateway, or rejected with HTTP 429:
+``simulator.faults.provider_outage`` sits there too) that knows the limits the design bought and
+**meters** calls to them: a call that would exceed a limit waits at the gateway, first come first
+served, instead of being sent to be refused with HTTP 429 (OpenAI's cookbook,
+``api_request_parallel_processor.py``: "Throttles request and token usage, to stay under rate
+limits"; an HTTP client's connection pool makes a request wait for a connection the same way).
 
-- **max_concurrency**: the gateway holds at most ``max_concurrency`` calls in flight to the
-  provider (admitted, not yet finished); a call beyond it waits at the gateway, first come first
-  served, for the earliest slot to free (an HTTP client's connection pool: a request waits for a
-  connection instead of being refused). The wait is counted in ``gateway_wait_s``. A call whose
-  consumer crashed keeps its slot until it finishes (the provider does not know).
-- **RPM and TPM**, checked when the call leaves the gateway: two token buckets replenished
-  continuously at ``limit / 60`` per second, each holding at most **one second's allowance**
-  (``limit / 60``; never less than one call's cost). Anthropic's rate-limit documentation: the
-  token bucket's capacity "is continuously replenished up to your maximum limit, rather than being
-  reset at fixed intervals", and limits "may be enforced over shorter time intervals", a rate of
-  60 RPM as 1 request per second, so that short bursts are refused; OpenAI's: limits "can be
-  quantized", 60,000 requests/minute enforced as 1,000 requests/second. So a synchronized wave
-  of calls above one second's allowance is answered with 429s even when the minute's average is
-  under the limit. A call takes 1 request and ``tokens_per_call`` (input + output) tokens; both
-  buckets start full; a rejected call takes nothing from them. A call needing more tokens than
-  the TPM is never admitted.
+- **max_concurrency**: at most ``max_concurrency`` calls in flight to the provider (admitted, not
+  yet finished); a call beyond it waits for the earliest slot to free. A call whose consumer
+  crashed keeps its slot until it finishes (the provider does not know).
+- **RPM and TPM**: the provider enforces them as two token buckets replenished continuously at
+  ``limit / 60`` per second, each holding at most **one second's allowance** (``limit / 60``;
+  never less than one call's cost). Anthropic's rate-limit documentation: the token bucket's
+  capacity "is continuously replenished up to your maximum limit, rather than being reset at
+  fixed intervals", and limits "may be enforced over shorter time intervals", 60 RPM as 1 request
+  per second; OpenAI's: limits "can be quantized", 60,000 requests/minute enforced as 1,000
+  requests/second. The gateway keeps the same buckets and holds a call until both have room for
+  it (1 request and ``tokens_per_call`` input + output tokens), so a burst above one second's
+  allowance waits a fraction of a second instead of drawing 429s, and a backlog drains at
+  exactly the limit. Both buckets start full.
+- A call needing more tokens than a minute's TPM can never be sent: it is answered with HTTP 429
+  (``REJECT_429``) every time, the only 429 left (a design error the retries cannot clear).
 - **outages** (``add_outage``, for the faults layer): inside a window every call fails at once
-  with an error instead of a 429.
+  with an error instead of an answer.
 
-Admission is decided in time order (the consumer groups ask in non-decreasing time), so the buckets,
-the in-flight heap and the gateway's queue are exact, not sampled: a queued call takes the slot
-that frees first, and calls leave the gateway in the order they came.
+The wait at the gateway (for a slot or for the buckets) is counted in ``gateway_wait_s``.
+Admission is decided in time order (the consumer groups ask in non-decreasing time), so the
+buckets, the in-flight heap and the gateway's queue are exact, not sampled: a queued call takes the
+slot that frees first, and calls leave the gateway in the order they came.
 
-Retries: a rejected call waits ``min(max_backoff, base x 2**(attempt-1))`` seconds, with jitter
-from the AWS Architecture Blog's "Exponential Backoff And Jitter" (full: uniform in ``[0, w]``;
-equal: ``w/2`` plus uniform in ``[0, w/2]``), never less than :data:`MIN_RETRY_WAIT_S`.
+Retries (of errors: an outage, a failover): a rejected call waits
+``min(max_backoff, base x 2**(attempt-1))`` seconds, with jitter from the AWS Architecture Blog's
+"Exponential Backoff And Jitter" (full: uniform in ``[0, w]``; equal: ``w/2`` plus uniform in
+``[0, w/2]``), never less than :data:`MIN_RETRY_WAIT_S`.
 """
 
 from __future__ import annotations
@@ -40,12 +44,14 @@ import heapq
 import math
 import random
 
+from simulator.closed_forms.provider import burst_capacity
 from simulator.design import Jitter, ModelProvider, RetryPolicy
 
 REJECT_429 = -1.0
 """``admit`` result: over a limit (HTTP 429), retry later."""
 REJECT_DOWN = -2.0
 """``admit`` result: the resource is unavailable (an outage or failover), retry later."""
+
 
 SLACK_TOLERANCE_S = 1e-9
 """Seconds of rounding a bucket forgives, so that summed floating-point costs never refuse a
@@ -148,11 +154,13 @@ class Provider(Interruptible):
 
     The two buckets are kept in their virtual-scheduling form (the GCRA of ITU-T I.371, equivalent
     to a token bucket): ``tat`` is the time at which the bucket would be full again; a call of cost
-    ``c`` is admitted at ``t`` when ``max(tat, t) - t <= (capacity - c) / rate``, and then
-    ``tat = max(tat, t) + c / rate``. Capacity: :func:`burst_capacity` of the limit.
+    ``c`` fits at ``s`` when ``max(tat, s) - s <= (capacity - c) / rate``, so it leaves the
+    gateway at the earliest such ``s`` at or after its slot frees, and then
+    ``tat = max(tat, s) + c / rate``. Capacity: :func:`burst_capacity` of the limit.
 
     Counters: ``admitted`` (calls the provider started), ``gateway_wait_s`` (their total wait at
-    the gateway for a concurrency slot, seconds), ``rejected_429``, ``rejected_down``.
+    the gateway for a concurrency slot and for the buckets, seconds), ``rejected_429`` (calls
+    larger than a minute's TPM), ``rejected_down``.
     """
 
     def __init__(self, spec: ModelProvider, tokens_per_call: int, track_concurrency: bool = True):
@@ -170,6 +178,7 @@ class Provider(Interruptible):
         self.req_tat = 0.0
         self.tok_tat = 0.0
         self.tokens_per_call = tokens_per_call
+        self.too_large = tokens_per_call > spec.tpm
         self.max_concurrency = spec.max_concurrency
         self.inflight: list[float] | None = [] if track_concurrency else None
         self.outages = Windows()
@@ -193,8 +202,12 @@ class Provider(Interruptible):
         return max(0.0, hangs.end_at(t) - t)
 
     def admit(self, t: float, step_s: float) -> float:
-        """Try a call at ``t`` lasting ``step_s``: its finish time (after any wait at the gateway
-        for a concurrency slot), or REJECT_429 / REJECT_DOWN."""
+        """Try a call at ``t`` lasting ``step_s``: its finish time (after its wait at the gateway
+        for a concurrency slot and for room in the RPM and TPM buckets), or REJECT_429 for a call
+        no minute's TPM can hold, or REJECT_DOWN in an outage."""
+        if self.too_large:
+            self.rejected_429 += 1
+            return REJECT_429
         start = t
         inflight = self.inflight
         full = False
@@ -205,35 +218,24 @@ class Provider(Interruptible):
                 # Every slot is taken: the call waits at the gateway for the first to free.
                 full = True
                 start = inflight[0]
-        req = self.req_tat
-        if req < start:
-            req = start
-        tok = self.tok_tat
-        if tok < start:
-            tok = start
-        if req - start > self.req_slack or tok - start > self.tok_slack:
-            self.rejected_429 += 1
-            return REJECT_429
+        # The buckets (GCRA): the call leaves the gateway once both hold its cost.
+        ready = self.req_tat - self.req_slack
+        if ready > start:
+            start = ready
+        ready = self.tok_tat - self.tok_slack
+        if ready > start:
+            start = ready
         finish = start + step_s
         if inflight is not None:
             if full:
                 heapq.heapreplace(inflight, finish)
-                self.gateway_wait_s += start - t
             else:
                 heapq.heappush(inflight, finish)
-        self.req_tat = req + self.req_cost
-        self.tok_tat = tok + self.tok_cost
+        req = self.req_tat
+        self.req_tat = (req if req > start else start) + self.req_cost
+        tok = self.tok_tat
+        self.tok_tat = (tok if tok > start else start) + self.tok_cost
+        if start > t:
+            self.gateway_wait_s += start - t
         self.admitted += 1
         return finish
-
-
-def burst_capacity(per_minute_limit: float, cost: float) -> float:
-    """A bucket's capacity for a per-minute limit enforced per second: one second's allowance
-    (``per_minute_limit / 60``), but at least one call's ``cost`` when the minute's limit holds
-    it, so that such a call can be admitted at all (1,800 tokens on a 60,000 TPM limit, whose
-    second holds 1,000); a call costing more than the minute's limit never fits. Same unit as
-    ``cost`` (requests or tokens). ``burst_capacity(1500, 1)`` is 25 requests."""
-    second = per_minute_limit / 60.0
-    if cost > per_minute_limit:
-        return second
-    return max(second, cost)

@@ -46,6 +46,7 @@ from simulator.engine.eventlog import Topic, build_topic, causal_topic, graph_pa
 from simulator.engine.group import Stage
 from simulator.engine.metrics import (
     UTILISATION_CAP,
+    above_normal_peak,
     bin_counts,
     censored_latencies,
     drain,
@@ -56,7 +57,7 @@ from simulator.engine.outbox import outbox_relay
 from simulator.engine.partition import Partition
 from simulator.engine.provider import Provider
 from simulator.engine.statestore import StateStore, latency_scale
-from simulator.engine.taskgraph import KIND_STATE, TaskGraph
+from simulator.engine.taskgraph import KIND_STATE, TaskGraph, due_times
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
@@ -176,7 +177,14 @@ class Simulation:
             self.groups[name].set_samples(self.fine_t, FINE_PER_CHART, ends)
         self.world: CausalRuns | None = None
         self.event_keys = np.empty(0, dtype=np.uint64)
+        # Per group, the sorted times its events are due (the log's arrivals, or for causal runs
+        # when each event would be produced if nothing queued): the backlog counts from them.
+        self.due_sorted: dict[str, np.ndarray] = {}
+        self.due_s = np.empty(0, dtype=np.float64)
         if graph is not None:
+            self.due_s = due_times(graph)
+            for kind, name in enumerate(GROUPS):
+                self.due_sorted[name] = np.sort(self.due_s[graph.kind == kind])
             self.event_keys = self._graph_keys(graph)
             timestamp = design.event_log.partition_key is PartitionKey.arrival_timestamp
             self.world = CausalRuns(
@@ -192,6 +200,7 @@ class Simulation:
         self._first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # Filled from the groups' samples when the run ends (_collect_samples).
         self.fine_backlog: dict[str, np.ndarray] = {}
+        self.fine_due: dict[str, np.ndarray] = {}
         self.chart_lag: dict[str, np.ndarray] = {}
         self.chart_busy: dict[str, np.ndarray] = {}
         self.chart_worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
@@ -239,6 +248,14 @@ class Simulation:
         far: the group must have been advanced to ``t``)."""
         if self.world is not None:
             return self.world.log_end(self.groups[name])
+        return self.topics[name].log_end(t)
+
+    def due(self, name: str, t: float) -> int:
+        """Events of group ``name`` due by ``t`` seconds: arrived in its log, or for causal runs
+        due by their runs' graphs whether produced or not (:func:`due_times`; after the run,
+        without the unproduced steps of runs that stalled for good)."""
+        if self.world is not None:
+            return int(np.searchsorted(self.due_sorted[name], t, side="right"))
         return self.topics[name].log_end(t)
 
     def _auto_commit(
@@ -303,12 +320,36 @@ class Simulation:
                     written,
                     self.event_keys,
                 )
+            self._drop_stalled_due()
         self._collect_samples()
+
+    def _drop_stalled_due(self) -> None:
+        """Take out of ``due_sorted`` the steps that will never be produced: the unproduced
+        events of runs one of whose events was given up (lost, dropped, dead-lettered, parked).
+        Such a run stalled for good; its lost step is counted in ``lost`` or ``dead_lettered``,
+        not as a backlog that never drains."""
+        graph, world = self.graph, self.world
+        assert graph is not None and world is not None
+        stalled = np.zeros(graph.runs, dtype=bool)
+        for name in GROUPS:
+            topic = self.topics[name]
+            if topic.event is None or topic.event.size == 0:
+                continue
+            gone = self.groups[name].settled() & np.isnan(self.first_times(name)[1])
+            stalled[graph.run[topic.event[gone]]] = True
+        if not stalled.any():
+            return
+        written = np.frombuffer(world.stage_written_s, dtype=np.float64)
+        never = np.isnan(written[graph.stage]) & stalled[graph.run]
+        for kind, name in enumerate(GROUPS):
+            keep = (graph.kind == kind) & ~never
+            self.due_sorted[name] = np.sort(self.due_s[keep])
 
     def _collect_samples(self) -> None:
         """Backlog per fine time and lag, steps in flight, worst partition per chart time, from
-        the samples the groups took (``fine_backlog``, ``chart_lag``, ``chart_busy``,
-        ``chart_worst``, ``agent_partition_max``)."""
+        the samples the groups took (``fine_backlog``: events in the log not started;
+        ``fine_due``: events due not started, the same for open-loop runs; ``chart_lag``,
+        ``chart_busy``, ``chart_worst``, ``agent_partition_max``)."""
         worst = np.zeros(CHART_SAMPLES, dtype=np.int64)
         for name in GROUPS:
             group = self.groups[name]
@@ -319,6 +360,11 @@ class Simulation:
             ends = np.searchsorted(topic.arrival_sorted_s, self.fine_t, side="right")
             done = np.frombuffer(samples.started_or_gone, dtype=np.int64)
             self.fine_backlog[name] = ends - done
+            due = self.due_sorted.get(name)
+            if due is None:
+                self.fine_due[name] = self.fine_backlog[name]
+            else:
+                self.fine_due[name] = np.searchsorted(due, self.fine_t, side="right") - done
             self.chart_lag[name] = samples.lag_total
             self.chart_busy[name] = samples.in_flight
             if topic.arrival_s.size:
@@ -373,6 +419,26 @@ class Simulation:
         )
         return metrics, latency, wait, censored, capacity, offered
 
+    def _backlog_at(self, times: np.ndarray) -> np.ndarray:
+        """The total backlog of the log (events arrived and not started, every group) at
+        ``times`` (shape ``(m,)``, within the window): arrivals and first starts counted exactly,
+        events given up without a start as of the fine sample before each time."""
+        out = np.zeros(times.size, dtype=np.int64)
+        idx = np.clip(np.searchsorted(self.fine_t, times, side="right") - 1, 0, None)
+        for name in GROUPS:
+            topic = self.topics[name]
+            starts = self.first_times(name)[0]
+            started = np.sort(starts[~np.isnan(starts)])
+            arrived = np.searchsorted(topic.arrival_sorted_s, times, side="right")
+            begun = np.searchsorted(started, times, side="right")
+            samples = self.groups[name].samples
+            assert samples is not None
+            sog = np.frombuffer(samples.started_or_gone, dtype=np.int64)
+            at_fine = np.searchsorted(started, self.fine_t, side="right")
+            gone = np.maximum(0, sog - at_fine)[idx] if sog.size else np.zeros_like(idx)
+            out += arrived - begun - gone
+        return out
+
     def first_times(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """First start and first finish of every event of group ``name`` (cached)."""
         if name not in self._first:
@@ -418,7 +484,12 @@ class Simulation:
         busy = np.sum([self.chart_busy[n] for n in GROUPS], axis=0)
         windows = [(w.start_s, w.end_s) for w in self.fault_windows]
         kinds = [w.kind for w in self.fault_windows]
-        d = drain(self.fine_t, backlog, windows, bottleneck[1], bottleneck[2], kinds)
+        d = drain(
+            self.fine_t, backlog, windows, bottleneck[1], bottleneck[2], kinds, self._backlog_at
+        )
+        due_total = np.sum([self.fine_due[n] for n in GROUPS], axis=0)
+        for group_name, gm in by_group.items():
+            gm.backlog_peak = above_normal_peak(self.fine_t, self.fine_due[group_name], windows)
 
         arrivals = sum(int(self.topics[n].arrival_s.size) for n in GROUPS)
         processed = sum(gm.processed for gm in by_group.values())
@@ -432,7 +503,7 @@ class Simulation:
             capacity_eps=sig(bottleneck[1]),
             utilisation=sig(min(bottleneck[0], UTILISATION_CAP)),
             lag_total_max=int(lag_total.max()) if lag_total.size else 0,
-            backlog_peak=d.backlog_peak,
+            backlog_peak=above_normal_peak(self.fine_t, due_total, windows),
             drain_seconds=None if d.drain_seconds is None else sig(d.drain_seconds),
             drain_note=d.note,
             latency_p50_s=sig(p50),

@@ -281,3 +281,52 @@ def assemble(
         request_s=request_s,
         first_stage=first_stage,
     )
+
+
+def due_times(graph: TaskGraph) -> np.ndarray:
+    """Each event's *due time*, seconds, shape ``(E,)``: when it would be produced if nothing
+    queued, given the step times the runs drew (``graph.step_s``). A run's first stage is due at
+    its request; a later stage when every stage it waits for is due plus that stage's longest
+    step (its events run at once). No publish delay is added, so an event is never produced, let
+    alone started, before it is due.
+
+    The backlog of a causal run counts the events due and not started (docs/simulator-model.md,
+    "the backlog of causal runs"): a stalled run's steps count though nothing produced them, as
+    an open-loop event counts from its arrival.
+    """
+    if graph.events == 0:
+        return np.zeros(0, dtype=np.float64)
+    lo = graph.stage_lo[:-1]
+    n_stages = int(lo.size)
+    duration = np.maximum.reduceat(graph.step_s, lo)
+    stage_task = graph.task[lo]
+    # Within a task its stages are consecutive: a stage is due the sum of the stages before it
+    # in its task after the task starts.
+    ends = np.cumsum(duration)
+    first = np.ones(n_stages, dtype=bool)
+    first[1:] = stage_task[1:] != stage_task[:-1]
+    first_idx = np.maximum.accumulate(np.where(first, np.arange(n_stages), 0))
+    before_task = ends[first_idx] - duration[first_idx]
+    offset = ends - duration - before_task
+    tasks = int(stage_task.max()) + 1
+    total = np.bincount(stage_task, weights=duration, minlength=tasks)
+    # Tasks in id order are in graph order (planner, researchers, writer, reviewer): one pass.
+    last_idx = np.nonzero(np.r_[first[1:], True])[0]
+    start = np.full(tasks, -np.inf)
+    start[stage_task[graph.first_stage]] = graph.request_s
+    successors: list[list[int]] = [[] for _ in range(tasks)]
+    nxt = graph.stage_next[last_idx].tolist()
+    for t_i, (stage, n) in enumerate(zip(last_idx.tolist(), nxt, strict=True)):
+        if n >= 0:
+            successors[t_i].append(int(stage_task[n]))
+        elif n == NEXT_FAN_OUT:
+            successors[t_i].extend(int(stage_task[x]) for x in graph.fan_out[stage])
+    start_l = start.tolist()
+    total_l = total.tolist()
+    for t_i in range(tasks):
+        end = start_l[t_i] + total_l[t_i]
+        for s in successors[t_i]:
+            if end > start_l[s]:
+                start_l[s] = end
+    stage_due = np.asarray(start_l)[stage_task] + offset
+    return stage_due[graph.stage]

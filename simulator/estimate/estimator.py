@@ -7,6 +7,7 @@ simulation shares (:mod:`simulator.capacity`) and the workload a design produces
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Literal, NamedTuple
 
@@ -18,12 +19,25 @@ from simulator.closed_forms.drain import (
     never_drains_note,
     utilisation,
 )
-from simulator.closed_forms.provider import gateway_wait, tokens_per_minute
+from simulator.closed_forms.provider import (
+    bucket_wait,
+    burst_capacity,
+    gateway_wait,
+    tokens_per_minute,
+)
 from simulator.closed_forms.queueing import kingman_wait, saturated, step_time_scv
 from simulator.design import Design, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
-from simulator.estimate.outages import GroupUnderLoad, Outage, outage_for
-from simulator.fan_out import RunFanOut, mean_arrivals_eps
+from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
+from simulator.estimate.recovery import Spread, causal_recovery, partition_drain_s
+from simulator.estimate.runs import (
+    critical_path_s,
+    key_spread,
+    open_loop_spread,
+    partitions_per_run,
+    peakedness,
+)
+from simulator.fan_out import RunFanOut, RunTasks, fan_out_per_run, mean_arrivals_eps, run_tasks
 from simulator.groups import GROUPS, GroupName
 from simulator.poison import PoisonStall, poison_stall_for_design
 from simulator.scenario import Load, Poison, Scenario, StateFailover
@@ -54,6 +68,9 @@ def estimate(design: Design, scenario: Scenario) -> Estimate:
     load = scenario.load
     arrivals, fan, runs = mean_arrivals_eps(design, load)
     groups = {name: _group_estimate(design, scenario, name, arrivals[name]) for name in GROUPS}
+    tasks = run_tasks(design, load) if load.run_model == "causal" and runs else None
+    if tasks is not None:
+        _causal_recoveries(design, scenario, groups, tasks)
     bottleneck: GroupName = "agent"
     for name in GROUPS:
         if groups[name].utilisation > groups[bottleneck].utilisation:
@@ -75,7 +92,13 @@ def estimate(design: Design, scenario: Scenario) -> Estimate:
         capacity_eps=b.capacity_eps,
         utilisation=b.utilisation,
         in_flight=sum(g.in_flight for g in groups.values()),
-        model=_model_load(design, load, arrivals["agent"], groups["agent"].step_time_s),
+        model=_model_load(
+            design,
+            load,
+            arrivals["agent"],
+            groups["agent"].step_time_s,
+            _bursts(scenario, tasks),
+        ),
         backlog=drain.backlog,
         drain_group=drain.group,
         drain_seconds=drain.seconds,
@@ -119,6 +142,61 @@ def _partition_wait(
     eff_service = step_s * partitions / busy
     w = kingman_wait(lam / partitions, eff_service, arrival_scv, service_scv)
     return None if math.isinf(w) else w
+
+
+def _bursts(scenario: Scenario, tasks: RunTasks | None) -> tuple[float, float]:
+    """The model calls' arrival and call-time squared coefficients of variation at the gateway:
+    a causal run's peakedness (:func:`simulator.estimate.runs.peakedness`) or Poisson calls (1),
+    and the agent step's (lognormal 0.284 at sigma 0.5); both 0 in deterministic mode."""
+    if scenario.deterministic:
+        return 0.0, 0.0
+    arrival = 1.0 if tasks is None else peakedness(tasks)
+    return arrival, step_time_scv(scenario.load.step_time.agent_step)
+
+
+def _causal_recoveries(
+    design: Design, scenario: Scenario, groups: dict[GroupName, GroupEstimate], tasks: RunTasks
+) -> None:
+    """For causal runs, every group's backlog and drain after the scenario's faults by
+    :mod:`simulator.estimate.recovery` (a fault anywhere stalls runs, so every group's work
+    waits), in place of the per-group outage rule (whose kind, length, redeliveries and losses
+    stay)."""
+    load = scenario.load
+    per_run = {name: partitions_per_run(design, tasks, name) for name in GROUPS}
+    critical = critical_path_s(design, load, tasks)
+    for name in GROUPS:
+        g = groups[name]
+        if g.arrivals_eps <= 0:
+            continue
+        tokens = load.tokens.input_per_call + load.tokens.output_per_call
+        under = GroupUnderLoad(
+            name, design.consumers.by_name(name), g.arrivals_eps, g.capacity_eps,
+            g.step_time_s, tokens,
+        )
+        windows = [
+            w
+            for fault in scenario.faults
+            for w in causal_window(fault, under, design, per_run, scenario.faults)
+        ]
+        if not windows:
+            continue
+        partition_eps = (
+            1.0 / g.step_time_s - g.arrivals_eps / g.partitions if g.step_time_s > 0 else 0.0
+        )
+        spread = key_spread(design, tasks, name, scenario.deterministic)
+        rec = causal_recovery(
+            windows, g.arrivals_eps, g.capacity_eps, critical, spread, partition_eps
+        )
+        g.backlog = rec.backlog_max
+        g.backlog_per_partition = backlog_per_partition(rec.backlog_max, g.partitions)
+        if g.drain_seconds is None and g.drain_note is not None and rec.drain_seconds is None:
+            continue
+        g.drain_seconds = rec.drain_seconds
+        g.drain_note = (
+            never_drains_note(g.capacity_eps, g.arrivals_eps) if rec.drain_seconds is None else None
+        )
+        if g.outage is None:
+            g.outage = "run stall"
 
 
 def _relay_mean_s(design: Design) -> float:
@@ -170,12 +248,27 @@ def _group_estimate(
     outages = [outage_for(f, under_load, design, scenario.faults) for f in scenario.faults]
     worst = max((o for o in outages if o is not None), key=lambda o: o.backlog, default=None)
     if worst is not None:
-        _apply_outage(g, worst)
+        _apply_outage(g, worst, _open_loop_spread(design, scenario, name))
     return g
 
 
-def _apply_outage(g: GroupEstimate, worst: Outage) -> None:
-    """Record the group's worst outage on ``g``: its backlog and the time to drain it."""
+def _open_loop_spread(design: Design, scenario: Scenario, name: GroupName) -> Spread:
+    """How an open-loop group's backlog spreads over its partitions (events per run by key)."""
+    load = scenario.load
+    if load.step_events_per_second is not None:
+        per_run = float(load.fan_out.model_calls) if name == "agent" else 0.0
+    else:
+        fan = fan_out_per_run(design, load)
+        per_run = {"agent": fan.model_calls, "tool": fan.tool_calls, "state": fan.state_writes}[
+            name
+        ]
+    return open_loop_spread(design, per_run, scenario.deterministic)
+
+
+def _apply_outage(g: GroupEstimate, worst: Outage, spread: Spread) -> None:
+    """Record the group's worst outage on ``g``: its backlog and the time to drain it, the
+    fluid drain or the busiest partitions' if later (:func:`simulator.estimate.recovery.
+    partition_drain_s`: a run's events share a key)."""
     g.outage = worst.kind
     g.outage_seconds = worst.seconds
     g.backlog = worst.backlog
@@ -185,6 +278,16 @@ def _apply_outage(g: GroupEstimate, worst: Outage) -> None:
     if g.drain_seconds is not None:  # not saturated before the fault either
         lam = g.arrivals_eps
         d = drain_seconds(worst.backlog, worst.capacity_after, lam)
+        if d is not None and d > 0 and g.step_time_s > 0:
+            per_partition = 1.0 / g.step_time_s - lam / g.partitions
+            holding = dataclasses.replace(
+                spread, partitions=max(1, round(worst.share * spread.partitions))
+            )
+            busiest = partition_drain_s(
+                worst.backlog, holding, worst.capacity_after - lam, per_partition
+            )
+            if busiest > d * (1.0 + 1e-9):
+                d = busiest
         g.drain_seconds = d
         g.drain_note = never_drains_note(worst.capacity_after, lam) if d is None else None
 
@@ -214,17 +317,26 @@ def _slowest_drain(groups: dict[GroupName, GroupEstimate]) -> _Drain:
     return _Drain(worst[2], dg.backlog, dg.drain_seconds, dg.drain_note)
 
 
-def _model_load(design: Design, load: Load, model_eps: float, agent_step_s: float) -> ModelLoad:
+def _model_load(
+    design: Design,
+    load: Load,
+    model_eps: float,
+    agent_step_s: float,
+    bursts: tuple[float, float] = (1.0, 1.0),
+) -> ModelLoad:
     """Model calls, requests and tokens a minute against the primary provider's limits, and the
     wait for the provider at ``model_eps`` calls a second.
 
-    The wait is the simulation's model gateway (``simulator.engine.provider``): a call beyond
-    ``max_concurrency`` in flight waits there for the first free slot, first come first served,
-    so the wait is Erlang C's M/M/c queue with ``c = max_concurrency`` (Kleinrock 1975, sec. 3.5).
-    It is 0 when the agent group can never have more calls in flight than the limit (busy
-    partitions at most ``max_concurrency``: the gateway never queues), and ``None`` when the
-    calls need more than the RPM or TPM (the excess is refused with 429s for ever) or more
-    slots than there are.
+    The wait is the simulation's model gateway (``simulator.engine.provider``), which meters calls
+    to every limit it knows: a call beyond ``max_concurrency`` in flight waits for the first free
+    slot (:func:`simulator.closed_forms.provider.gateway_wait`: Erlang C's M/M/c with
+    ``c = max_concurrency``, Kleinrock 1975, sec. 3.5, scaled for bursts), 0 when the agent group
+    can never have more calls in flight than the limit (busy partitions at most
+    ``max_concurrency``); a call beyond the RPM or TPM bucket's room waits for it
+    (:func:`simulator.closed_forms.provider.bucket_wait`, the tighter bucket). ``bursts``: the
+    arrivals' and the calls' squared coefficients of variation (a causal run's researchers call
+    at once: :func:`simulator.estimate.runs.peakedness`). ``None`` when the calls need the RPM,
+    the TPM or the slots, or more.
     """
     primary = design.model.primary
     rpm_needed = model_eps * 60.0
@@ -236,7 +348,25 @@ def _model_load(design: Design, load: Load, model_eps: float, agent_step_s: floa
     callers = busy_partitions(
         design.event_log.partitions, agent.instances, agent.concurrency_per_instance
     )
-    p_wait, wait = gateway_wait(model_eps, agent_step_s, primary.max_concurrency, callers)
+    arrival_scv, service_scv = bursts
+    p_wait, wait = gateway_wait(
+        model_eps, agent_step_s, primary.max_concurrency, callers, arrival_scv, service_scv
+    )
+    tokens = load.tokens.input_per_call + load.tokens.output_per_call
+    buckets = [
+        bucket_wait(model_eps, primary.rpm / 60.0, burst_capacity(primary.rpm, 1), arrival_scv)
+    ]
+    if tokens > 0:
+        buckets.append(
+            bucket_wait(
+                model_eps,
+                primary.tpm / 60.0 / tokens,
+                burst_capacity(primary.tpm, tokens) / tokens,
+                arrival_scv,
+            )
+        )
+    if wait is not None and all(b is not None for b in buckets):
+        wait += max(b for b in buckets if b is not None)
     if saturated(rpm_needed / primary.rpm) or saturated(tpm_needed / primary.tpm):
         wait = None
     return ModelLoad(

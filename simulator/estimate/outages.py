@@ -25,7 +25,9 @@ from typing import NamedTuple
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.closed_forms.batches import redelivered_bound
 from simulator.closed_forms.drain import backlog_after_outage
+from simulator.closed_forms.replay import pause_replay_estimate
 from simulator.design import AssignmentStrategy, CommitMode, ConsumerGroup, Design
+from simulator.estimate.recovery import Window, stalled_share
 from simulator.groups import GroupName
 from simulator.scenario import ConsumerPause, ProviderOutage, Rebalance, StateFailover, WorkerCrash
 
@@ -34,7 +36,7 @@ from simulator.scenario import ConsumerPause, ProviderOutage, Rebalance, StateFa
 class Outage:
     """What one fault does to one group: its kind, how long it lasts (seconds), the backlog it
     leaves (events), the capacity that drains it (events/s), and the events a crash redelivers
-    or loses."""
+    or loses; ``share``: the share of the partitions holding the backlog."""
 
     kind: str
     seconds: float
@@ -42,6 +44,8 @@ class Outage:
     capacity_after: float
     redelivered: int = 0
     lost: int = 0
+    share: float = 1.0
+    """Share of the group's partitions the backlog sits on (a partial crash's)."""
 
 
 class GroupUnderLoad(NamedTuple):
@@ -77,8 +81,12 @@ def outage_for(
     if isinstance(fault, WorkerCrash) and fault.group == group.name:
         return _worker_crash(fault, group, design)
     if isinstance(fault, ConsumerPause) and fault.group == group.name:
-        seconds = fault.duration_seconds
-        backlog = backlog_after_outage(group.arrivals_eps, seconds)
+        # The group is back when its offsets let it (an operator's reset after a "none" error
+        # included); the work is the events that arrived meanwhile plus the replayed events whose
+        # dedupe record had expired (the replay's own closed form).
+        replay = pause_replay_estimate(design, group.arrivals_eps, group.capacity_eps, fault)
+        seconds = replay.restarted_s - fault.at_seconds
+        backlog = replay.backlog + replay.duplicate_effects
         return Outage("consumer_pause", seconds, backlog, group.capacity_eps)
     if isinstance(fault, ProviderOutage) and group.name == "agent":
         return _provider_outage(fault, group, design, others)
@@ -100,6 +108,7 @@ def _worker_crash(fault: WorkerCrash, group: GroupUnderLoad, design: Design) -> 
     seconds = fault.duration_seconds
     if crashed == 0:
         return None
+    share = 1.0
     if alive == 0:
         backlog = backlog_after_outage(lam, seconds)
     else:
@@ -119,8 +128,12 @@ def _worker_crash(fault: WorkerCrash, group: GroupUnderLoad, design: Design) -> 
         )
         alive_cap, _ = smallest_limit(alive_limits)
         backlog = max(0.0, backlog + (lam - alive_cap) * (seconds - noticed))
+        if seconds <= noticed:
+            share = _owned_by_first(partitions, total, crashed) / partitions
     redelivered, lost = _crash_redelivery(design, cg, crashed, lam, total)
-    return Outage("worker_crash", seconds, backlog, group.capacity_eps, redelivered, lost)
+    return Outage(
+        "worker_crash", seconds, backlog, group.capacity_eps, redelivered, lost, share=share
+    )
 
 
 def _provider_outage(
@@ -129,9 +142,19 @@ def _provider_outage(
     seconds = fault.duration_seconds
     if fault.provider == "fallback":
         return None
-    during = 0.0
+    carried = _fallback_carries(fault, group, design, others)
+    backlog = backlog_after_outage(group.arrivals_eps, seconds, carried or 0.0)
+    return Outage("provider_outage", seconds, backlog, group.capacity_eps)
+
+
+def _fallback_carries(
+    fault: ProviderOutage, group: GroupUnderLoad, design: Design, others: Sequence[object]
+) -> float | None:
+    """Model calls a second the fallback carries through a primary outage: its capacity, when a
+    circuit breaker switches to it and it is not down over the same window (``others``); None
+    when nothing carries the calls."""
     model = design.model
-    start, end = fault.at_seconds, fault.at_seconds + seconds
+    start, end = fault.at_seconds, fault.at_seconds + fault.duration_seconds
     fallback_down = any(
         isinstance(o, ProviderOutage)
         and o.provider == "fallback"
@@ -139,13 +162,12 @@ def _provider_outage(
         and o.at_seconds + o.duration_seconds >= end
         for o in others
     )
-    if model.fallback.enabled and model.circuit_breaker.enabled and not fallback_down:
-        fallback_limits = capacity_limits(
-            design, group.name, group.step_s, group.tokens_per_call, provider=model.fallback
-        )
-        during, _ = smallest_limit(fallback_limits)
-    backlog = backlog_after_outage(group.arrivals_eps, seconds, during)
-    return Outage("provider_outage", seconds, backlog, group.capacity_eps)
+    if not (model.fallback.enabled and model.circuit_breaker.enabled) or fallback_down:
+        return None
+    limits = capacity_limits(
+        design, "agent", group.step_s, group.tokens_per_call, provider=model.fallback
+    )
+    return smallest_limit(limits)[0]
 
 
 def _rebalance(fault: Rebalance, group: GroupUnderLoad, design: Design) -> Outage:
@@ -174,3 +196,100 @@ def _crash_redelivery(
     per_instance = lam / instances if instances else 0.0
     interval_work = math.ceil(per_instance * design.delivery.auto_commit_interval_ms / 1000.0)
     return batch + crashed * interval_work, batch
+
+
+def causal_window(
+    fault: object,
+    group: GroupUnderLoad,
+    design: Design,
+    partitions_per_run: dict[GroupName, float],
+    others: Sequence[object] = (),
+) -> list[Window]:
+    """What ``fault`` does to causal runs, seen from ``group`` (the group whose queue drains):
+    the windows in which it stalls a share of the runs (a stalled run's work in every group
+    waits), as :class:`simulator.estimate.recovery.Window`. ``partitions_per_run``: per group,
+    how many of its partitions one run's keys touch. Empty for a fault the estimate leaves out
+    (a broker loss, a rolling restart, a member's pause, a poison event, a saga)."""
+    cap = group.capacity_eps
+    if isinstance(fault, WorkerCrash):
+        cg = design.consumers.by_name(fault.group)
+        crashed = (
+            cg.instances if fault.instances == "all" else min(int(fault.instances), cg.instances)
+        )
+        if crashed <= 0:
+            return []
+        start, seconds = float(fault.at_seconds), float(fault.duration_seconds)
+        partitions = design.event_log.partitions
+        if crashed >= cg.instances:
+            served = 0.0 if fault.group == group.name else 1.0
+            return [Window(start, start + seconds, 1.0, served, 0.0 if served == 0 else cap)]
+        share = _owned_by_first(partitions, cg.instances, crashed) / partitions
+        noticed = min(seconds, cg.session_timeout_ms / 1000.0)
+        stalled = stalled_share(share, partitions_per_run[fault.group])
+        mine = fault.group == group.name
+        windows = [
+            Window(start, start + noticed, stalled, 1.0 - share if mine else 1.0, cap * (1 - share))
+        ]
+        if seconds > noticed and mine:
+            alive = capacity_limits(
+                design,
+                group.name,
+                group.step_s,
+                group.tokens_per_call,
+                instances=cg.instances - crashed,
+                provider=design.model.primary,
+            )
+            alive_cap, _ = smallest_limit(alive)
+            short = max(0.0, 1.0 - alive_cap / group.arrivals_eps) if group.arrivals_eps else 0.0
+            windows.append(Window(start + noticed, start + seconds, short, 1.0, alive_cap))
+        return windows
+    if isinstance(fault, ConsumerPause):
+        start = float(fault.at_seconds)
+        served = 0.0 if fault.group == group.name else 1.0
+        return [Window(start, start + fault.duration_seconds, 1.0, served, cap * served)]
+    if isinstance(fault, StateFailover):
+        start = float(fault.at_seconds)
+        seconds = design.state_store.failover_seconds
+        return [Window(start, start + seconds, 1.0, 1.0, cap, retry=design.failures.retry)]
+    if isinstance(fault, ProviderOutage):
+        return _provider_window(fault, group, design, others)
+    if isinstance(fault, Rebalance):
+        cg = design.consumers.by_name(fault.group)
+        partitions = design.event_log.partitions
+        share = 1.0
+        if cg.assignment is AssignmentStrategy.cooperative_sticky and cg.instances >= 2:
+            share = _owned_by_first(partitions, cg.instances, 1) / partitions
+        stalled = stalled_share(share, partitions_per_run[fault.group])
+        start = float(fault.at_seconds)
+        return [Window(start, start + fault.pause_seconds, stalled, 1.0, cap)]
+    return []
+
+
+def _provider_window(
+    fault: ProviderOutage, group: GroupUnderLoad, design: Design, others: Sequence[object]
+) -> list[Window]:
+    """A primary provider outage: the fallback behind a breaker carries what it can (the rest of
+    the runs stall); without one, or with the fallback down too, every run stalls and the agent
+    workers back off with the model's retry policy."""
+    if fault.provider == "fallback":
+        return []
+    start, end = float(fault.at_seconds), float(fault.at_seconds + fault.duration_seconds)
+    lam = group.arrivals_eps
+    carried = _fallback_carries(fault, group, design, others)
+    if carried is not None:
+        stalled = max(0.0, 1.0 - carried / lam) if lam > 0 else 0.0
+        if group.name != "agent":
+            return [Window(start, end, stalled, 1.0, group.capacity_eps)]
+        return [Window(start, end, stalled, 1.0, carried)]
+    served = 1.0 if group.name != "agent" else 0.0
+    return [
+        Window(
+            start,
+            end,
+            1.0,
+            served,
+            group.capacity_eps * served,
+            retry=design.model.retry,
+            hang=fault.hang_until_end,
+        )
+    ]

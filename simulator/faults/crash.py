@@ -6,14 +6,16 @@ after ``session_timeout_ms`` (no heartbeat) and rebalances the survivors; when t
 back they join and the group rebalances again. Just before the crash every fault layer hears of
 it (``on_crash``: the checkpoint rework of :mod:`simulator.faults.checkpoint`).
 
-``backlog_at_restart``: how many more of the group's events wait unstarted when the members come
-back than just after they crashed, the largest over the scenario's crashes (None when no crashed
-member came back inside the window). Every event that arrived while the crashed members were down
-and that no survivor started: for a steady load of ``rate`` events/s that all go to the crashed
-members, exactly ``rate x outage`` (seed 000's lag arithmetic). For a steady load
-``backlog_peak`` is larger: the backlog keeps growing until the restarted members have rejoined
-(a rebalance) and started again (with a random load the two also differ by sampling and by the
-normal level ``backlog_peak`` subtracts).
+``backlog_at_restart``: how many more of the group's events are due and unstarted when the members
+come back than at the crash's ``at_seconds``, the largest over the scenario's crashes (None when
+no crashed member came back inside the window; members an ``after_effect`` crash takes a moment
+to reach start a few more events before they die). Every event that came due while the crashed
+members were down (arrived in the log, or for causal runs due by the run's graph though its run
+stalled, ``Simulation.due``) and that no survivor started: for a steady load of ``rate``
+events/s that all go to the crashed members, exactly ``rate x outage`` (seed 000's lag
+arithmetic). For a steady load ``backlog_peak`` is larger: the backlog keeps growing until the
+restarted members have rejoined (a rebalance) and started again (with a random load the two also
+differ by sampling and by the normal band ``backlog_peak`` subtracts).
 
 With ``after_effect`` (the course's crash scenarios) the crash cannot land on a commit by chance:
 each crashed member dies at the end of the first step it has in progress at ``at_seconds`` (within
@@ -49,8 +51,9 @@ class WorkerCrashes(FaultLayer):
 
     def __init__(self) -> None:
         self.layers: Layers | None = None
-        self.backlog_at_restart: list[int] = []
-        """Per crash whose members came back in the window: the backlog's growth, events."""
+        self.restarts: list[tuple[str, float, int, float, int]] = []
+        """Per crash whose members came back in the window: ``(group, crash s, events started
+        or given up by then, restart s, the same by then)``."""
 
     def install(self, sim: Simulation, layers: Layers) -> None:
         """Keep the simulation's layers, to tell them of each crash."""
@@ -71,6 +74,7 @@ class WorkerCrashes(FaultLayer):
         end = start + fault.duration_seconds
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=start, end_s=end))
         group.advance(start)
+        gone_at_crash = _started_or_gone(group)
         if fault.mid_batch and fault.after_effect:
             # Each member dies when its next step's effect is written, before the commit (a
             # member with no step in progress dies at the end of the next one it starts).
@@ -80,14 +84,12 @@ class WorkerCrashes(FaultLayer):
         else:
             self.layers.on_crash(group, start, which)
             group.crash(start, which, mid_batch=fault.mid_batch)
-        # The group stands advanced to the last member's crash (``start`` unless after_effect
-        # waited for effects): the backlog just after the crash.
-        waiting_at_crash = _unstarted(sim, fault.group, env.now)
         env.process(_detect(sim, group, start + group.session_timeout_s, end))
         yield env.timeout(max(0.0, end - env.now))
         group.advance(end)
-        growth = _unstarted(sim, fault.group, end) - waiting_at_crash
-        self.backlog_at_restart.append(max(0, growth))
+        self.restarts.append(
+            (fault.group, start, gone_at_crash, float(end), _started_or_gone(group))
+        )
         group.restart(end, which)
 
     def _after_effect(
@@ -115,16 +117,18 @@ class WorkerCrashes(FaultLayer):
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """``backlog_at_restart``: the largest growth of a crashed group's backlog from its
         crash to its restart (left None when no crashed member came back in the window)."""
-        if not self.backlog_at_restart:
+        if not self.restarts:
             return result
-        return amend(result, backlog_at_restart=max(self.backlog_at_restart))
+        growth = max(
+            (sim.due(name, up) - sim.due(name, down)) - (gone_up - gone_down)
+            for name, down, gone_down, up, gone_up in self.restarts
+        )
+        return amend(result, backlog_at_restart=max(0, growth))
 
 
-def _unstarted(sim: Simulation, group_name: str, t: float) -> int:
-    """Events of ``group_name`` that arrived by ``t`` and had neither started nor been given up
-    (the group must have been advanced to ``t``): its backlog at ``t``."""
-    group = sim.groups[group_name]
-    return sim.log_end(group_name, t) - group.started_first - group.never_started_gone
+def _started_or_gone(group: ConsumerGroup) -> int:
+    """Events of ``group`` started or given up so far (the group advanced to now)."""
+    return group.started_first + group.never_started_gone
 
 
 COMMIT_LEAD_S = 1e-6

@@ -43,7 +43,6 @@ MUST_SHOW = (
     "orchestration.max_subagents",
     "orchestration.token_budget_per_run",
     "failures.retry.jitter",
-    "model.retry.jitter",
     "model.cache.enabled",
     "model.cache.ttl_hours",
     "checkpoint.reuse_recorded_results",
@@ -57,9 +56,7 @@ MUST_SHOW = (
 )
 """Decisions the course teaches that must move a simulated metric (the causal-runs issue)."""
 
-NOT_YET_SIMULATED = {
-    "checkpoint.reuse_recorded_results",
-}
+NOT_YET_SIMULATED: set[str] = set()
 """Of MUST_SHOW, the decisions whose row is still missing from steps/consequences.yaml."""
 
 ROWS = consequences.decisions()

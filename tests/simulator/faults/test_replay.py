@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from simulator import simulate
+from simulator.closed_forms.replay import pause_replay_estimate
 from simulator.design import Design
-from simulator.faults.replay import pause_replay_estimate
 from simulator.result import Metrics
 from simulator.scenario import ConsumerPause, Scenario
 from tests.simulator.faults.builders import reference, run, single_stage
