@@ -3,9 +3,9 @@ simulation, so that the two agree on capacity and on what limits it.
 
 A group's capacity is the smallest of its ceilings (events per second):
 
-- partitions or instances x concurrency, whichever is fewer, over the step time: each partition is
-  processed one event at a time, so busy partitions / step time (Little's law with every partition
-  busy);
+- partitions, and instances x concurrency, each over the step time: each partition is processed
+  one event at a time, so busy partitions / step time (Little's law with every partition busy);
+  the fewer of the two caps (both are listed, so a utilisation per ceiling shows each);
 - the agent group: also the model provider's max_concurrency / call time, RPM / 60 and
   TPM / 60 / tokens per call;
 - the tool group: also the runner fleet, runners x concurrency per runner / step time;
@@ -89,11 +89,10 @@ def capacity_limits(
     cg = getattr(design.consumers, group)
     alive = cg.instances if instances is None else instances
     slots = alive * cg.concurrency_per_instance
-    limits: dict[str, float] = {}
-    if partitions <= slots:
-        limits[LimitingFactor.partitions.value] = _per_step(partitions, step_s)
-    else:
-        limits[LimitingFactor.instances.value] = _per_step(slots, step_s)
+    limits = {
+        LimitingFactor.partitions.value: _per_step(partitions, step_s),
+        LimitingFactor.instances.value: _per_step(slots, step_s),
+    }
     if group == "agent":
         p = provider_capacity_eps(provider or design.model.primary, step_s, tokens_per_call)
         limits[LimitingFactor.provider_concurrency.value] = p["concurrency"]

@@ -202,11 +202,14 @@ def event_log_conflicts(log: EventLogSection) -> list[tuple[str, str]]:
 
 
 class CommitMode(StrEnum):
-    """When a consumer commits its offset relative to the work."""
+    """When a consumer commits its offset relative to the work: after each batch is processed,
+    when a batch is fetched, every auto-commit interval, or stored in the same database
+    transaction as each step's effect (so an effect and its offset are never apart: seed 000)."""
 
     after_processing = "after_processing"
     before_processing = "before_processing"
     auto = "auto"
+    in_effect_transaction = "in_effect_transaction"
 
 
 class Dedupe(StrEnum):
@@ -215,6 +218,15 @@ class Dedupe(StrEnum):
     none = "none"
     in_memory = "in_memory"
     durable_same_transaction = "durable_same_transaction"
+
+
+class DedupeAt(StrEnum):
+    """Where a redelivered step is recognised by the dedupe record: before it does any work (its
+    model call included), or only when its effect is written (the model is called again, and
+    paid, unless a cached or recorded answer serves it)."""
+
+    before_model_call = "before_model_call"
+    at_effect = "at_effect"
 
 
 class IdempotencyKeyFrom(StrEnum):
@@ -230,6 +242,11 @@ class DeliverySection(_Section):
     commit: CommitMode = CommitMode.auto
     auto_commit_interval_ms: float = Field(5000, gt=0, le=3_600_000)
     dedupe: Dedupe = Dedupe.none
+    dedupe_at: DedupeAt = Field(
+        DedupeAt.before_model_call,
+        description="Where a redelivered step is recognised: before its model call, or at its "
+        "effect (after paying for the call again).",
+    )
     idempotency_key_from: IdempotencyKeyFrom = IdempotencyKeyFrom.random_per_attempt
     dedupe_key_retention_hours: float = Field(
         24, ge=0, le=24 * 365, description="How long a processed event id is kept."

@@ -21,6 +21,17 @@ class GroupMetrics(_Out):
     capacity_eps: float
     utilisation: float
     lag_total_max: int
+    limits_utilisation: dict[str, float] = Field(
+        default_factory=dict,
+        description="The group's offered load over each of its capacity ceilings (partitions, "
+        "instances x concurrency, provider concurrency, RPM, TPM, tool runners, state write "
+        "capacity) with the measured step time: which ceiling is near, by name.",
+    )
+    rebalance_paused_partition_s: float = Field(
+        0.0,
+        description="Partition-seconds rebalances held partitions from work: each revoked "
+        "partition from its revocation (its batch finished) until the new assignment resumed it.",
+    )
     backlog_peak: int = Field(
         0,
         description="Largest backlog of the group above its normal band (mean + 3 standard "
@@ -62,6 +73,12 @@ class Metrics(_Out):
         "crash under a steady load: the backlog at the restart plus what comes due while the "
         "restarted workers rejoin (a rebalance) and start again."
     )
+    orphaned_partitions_s: float | None = Field(
+        None,
+        description="After a crash of some of a group's members: the longest their partitions "
+        "had no one working them, seconds (until session.timeout.ms let the survivors take them, "
+        "or the members came back); None when every crash took all members.",
+    )
     backlog_at_restart: int | None = Field(
         None,
         description="Events of the crashed group that came due while its crashed workers were "
@@ -87,6 +104,11 @@ class Metrics(_Out):
         "finished nor given up): when above 0 the latency percentiles are lower bounds.",
     )
     in_flight_mean: float = 0.0
+    publish_delay_mean_s: float = Field(
+        0.0,
+        description="Mean seconds from an event's write (its outbox row) to its arrival in the "
+        "log: the outbox relay's poll, and for causal runs the producer's tick.",
+    )
     run_latency_p50_s: float | None = Field(
         None,
         description="Median time from a run's request to its report, seconds, counting runs still "
@@ -100,6 +122,15 @@ class Metrics(_Out):
         description="Median over the runs of their critical path: the latency a run would have "
         "if nothing queued (planner, longest researcher, writer, reviewer; each hop's mean "
         "publish delay included), seconds.",
+    )
+    run_work_path_s: float | None = Field(
+        None,
+        description="Median over the runs of their longest chain of steps, step times only (no "
+        "queueing, no publish delay): what a run must wait for however large the system, seconds.",
+    )
+    tokens_per_run: float | None = Field(
+        None,
+        description="Mean tokens of the model calls of a completed run (input + output).",
     )
     runs_completed: int | None = Field(
         None, description="Runs requested in the window whose report was applied by its end."
@@ -127,10 +158,28 @@ class Metrics(_Out):
     dedupe_skipped: int = Field(
         0, description="Redelivered events skipped because dedupe had seen them (no effect)."
     )
+    dedupe_records_expired: int = Field(
+        0,
+        description="Redelivered events that had been applied but whose durable dedupe record "
+        "had expired (older than dedupe_key_retention_hours): applied again.",
+    )
     cache_hits: int = Field(
         0, description="Repeated agent steps answered by the response cache (no model call)."
     )
     redelivered: int = 0
+    reprocessing_rate: float = Field(
+        0.0,
+        description="Redelivered records over all the records consumed (redelivered / (processed "
+        "+ redelivered)), 0..1: beside a lag back to zero, a high rate says the group is doing "
+        "its work again, whether dedupe then discards it or applies it twice (seed 001).",
+    )
+    publishes_lost: int | None = Field(
+        None,
+        description="Causal runs: steps whose next events were still unpublished at the end "
+        "because their service died between the step's commit and the publish (no outbox: the "
+        "dual write) and nothing ran them again; each stalls its run. None for an open-loop "
+        "load.",
+    )
     duplicate_effects: int = 0
     lost: int = 0
     log_lost: int = Field(
@@ -144,8 +193,23 @@ class Metrics(_Out):
         "retention deleted events it had not read).",
     )
     dead_lettered: int = 0
+    poison_stall_max_s: float | None = Field(
+        None,
+        description="With poison events: the longest a poison event held its partition before it "
+        "was given up, seconds (to the end of the window when it never let go); None without.",
+    )
     order_violations: int = 0
     rebalances: int = 0
+    members_kicked: int = Field(
+        0,
+        description="Members the group evicted because a batch outlasted max.poll.interval.ms "
+        "(each a leave and a rejoin, its uncommitted batch redelivered).",
+    )
+    healthy_members_evicted: int | None = Field(
+        None,
+        description="With a member's pause in the scenario: healthy members evicted because the "
+        "pause outlasted session.timeout.ms; None without one.",
+    )
     model_calls: int = 0
     model_calls_repeated: int = 0
     tokens: int = 0
@@ -169,6 +233,17 @@ class Metrics(_Out):
     )
     wrong_model_version_served: int = 0
     fallback_calls: int = 0
+    breaker_return_s: float | None = Field(
+        None,
+        description="After a provider outage: seconds the calls kept going to the fallback after "
+        "the primary was back (until the breaker's trial call closed it); 0 without a breaker "
+        "(every call tries the primary first); None without an outage.",
+    )
+    outage_calls_unanswered: int | None = Field(
+        None,
+        description="During provider outages: model calls no provider answered (no fallback, or "
+        "the fallback down or full), each retried later; None without an outage.",
+    )
     primary_failures: int = Field(
         0,
         description="Model calls sent to a failed primary provider, each waiting for its error "
@@ -177,8 +252,32 @@ class Metrics(_Out):
     )
     state_writes_lost: int = 0
     state_writes_rebuilt: int = 0
+    state_writes_refused_s: float | None = Field(
+        None,
+        description="With a state-store failover: seconds from the first write the store refused "
+        "to the last (the recovery time the writers met); None without one.",
+    )
+    write_retry_delay_s: float | None = Field(
+        None,
+        description="After a state-store failover: the mean seconds the waiting state writes "
+        "started after the store came back (their retries' backoff); None without one.",
+    )
     saga_compensations: int = 0
     sagas_to_human_queue: int = 0
+    sagas_left_undone: int = Field(
+        0,
+        description="Sagas that failed part way and stay half done: no compensation, one that "
+        "failed every attempt with no human queue, or an irreversible step before the failure.",
+    )
+    sagas_held_forever: int = Field(
+        0, description="Sagas waiting for an approval that never comes, with no deadline."
+    )
+    compensations_repeated: int = Field(
+        0, description="Compensation effects applied twice by a retry without its own key."
+    )
+    compensations_misapplied: int = Field(
+        0, description="Compensations run out of order (forward), undoing a released step."
+    )
     producer_blocked_seconds: float = 0.0
     checkpoint_writes: int = Field(
         0, description="State-store writes of checkpoints for the agent steps processed."

@@ -295,6 +295,20 @@ class SagaFailure(_Fault):
     sagas_per_run: float = Field(1.0, ge=0, le=100)
     compensation_success: float = Field(0.9, ge=0, le=1)
     applied_on_failure: float = Field(0.5, ge=0, le=1)
+    compensation_impossible_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of compensations the receiver can never accept (the hold was already "
+        "captured): every attempt fails, and the saga is stuck.",
+    )
+    approval_never_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of sagas waiting for a human approval that never comes: held for ever "
+        "unless the design's approval_deadline_hours expires them.",
+    )
 
 
 Fault = Annotated[

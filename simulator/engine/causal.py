@@ -141,6 +141,8 @@ class CausalRuns:
         self.stage_written_s = array("d", [math.nan]) * len(self.stage_next)
         self.run_done_s = array("d", [math.nan]) * graph.runs
         self.buckets: dict[int, list[int]] = {}
+        self.unpublished: set[int] = set()
+        """Stages applied whose next events were never published (see :meth:`applied`)."""
         self.bucket_keys: list[int] = []
         self.delivery_hooks: list[DeliveryHook] = []
         # (kind, partition) -> its gate while brokers are lost (see :meth:`gate`).
@@ -187,8 +189,13 @@ class CausalRuns:
         self.ev_task = graph.task.tolist()
         self.ev_run = graph.run.tolist()
 
-    def applied(self, event: int, t: float) -> None:
-        """Event ``event`` was applied for the first time at ``t``: produce what waited for it."""
+    def applied(self, event: int, t: float, publish: bool = True) -> None:
+        """Event ``event`` was applied for the first time at ``t``: produce what waited for it.
+
+        ``publish`` False: its service died between the step's commit and publishing what comes
+        next (no outbox: the dual write). The stage counts as applied but nothing is produced
+        (the run stalls) until a run of one of its events again publishes (:meth:`republish`);
+        the stages still unpublished at the end are the run's ``publishes_lost``."""
         if self.track and self.ev_kind[event] == 0:
             task, run, s = self.ev_task[event], self.ev_run[event], self.ev_step[event]
             self.task_calls[task] += 1
@@ -200,6 +207,21 @@ class CausalRuns:
         self.stage_left[stage] = left
         if left:
             return
+        if not publish:
+            self.unpublished.add(stage)
+            return
+        self._complete(stage, t)
+
+    def republish(self, event: int, t: float) -> None:
+        """Event ``event`` ran again and completed at ``t``: if its stage's publish was lost,
+        this run publishes it."""
+        stage = self.ev_stage[event]
+        if stage in self.unpublished:
+            self.unpublished.discard(stage)
+            self._complete(stage, t)
+
+    def _complete(self, stage: int, t: float) -> None:
+        """Stage ``stage`` is applied at ``t``: produce the stages waiting for it."""
         nxt = self.stage_next[stage]
         need = self.stage_need
         if nxt >= 0:

@@ -189,6 +189,7 @@ class ConsumerGroup(Retries):
         heappop = heapq.heappop
         heappush = heapq.heappush
         commit_after = self.commit_mode is CommitMode.after_processing
+        commit_each = self.commit_mode is CommitMode.in_effect_transaction
         commit_before = self.commit_mode is CommitMode.before_processing
         track_memory = self.dedupe is Dedupe.in_memory
         is_agent = self.is_agent
@@ -269,6 +270,12 @@ class ConsumerGroup(Retries):
                             part.memory = self._memory_tag(part.owner)
                         if causal:
                             applied(part.ev[cur], t)  # type: ignore[misc]
+                    elif causal and world.unpublished:  # type: ignore[union-attr]
+                        # A step run again publishes what its first run's lost publish did not.
+                        world.republish(part.ev[cur], t)  # type: ignore[union-attr]
+                    if commit_each and cur >= part.committed:
+                        csum += cur + 1 - part.committed
+                        part.committed = cur + 1
                     part.cur = -1
                     busy -= 1
                 pos = part.pos
@@ -368,7 +375,7 @@ class ConsumerGroup(Retries):
                     processed += 1
                     if track_memory:
                         part.memory = self._memory_tag(part.owner)
-                if commit_after and nxt > part.committed:
+                if (commit_after or commit_each) and nxt > part.committed:
                     csum += nxt - part.committed
                     part.committed = nxt
                 early_f[p] = finish

@@ -29,6 +29,7 @@ import numpy as np
 from simulator.assignment import member_ids
 from simulator.design import (
     AssignmentStrategy,
+    DedupeAt,
     Design,
     IdempotencyKeyFrom,
     RetryPolicy,
@@ -133,6 +134,15 @@ class GroupState:
         self.commit_mode = delivery.commit
         self.dedupe = delivery.dedupe
         self.dedupe_retention_s = delivery.dedupe_key_retention_hours * 3600.0
+        self.dedupe_at_effect = is_agent and delivery.dedupe_at is DedupeAt.at_effect
+        self.outbox = design.data_model.outbox
+        # Offsets of tool calls whose external side effect happened but whose local record (the
+        # dedupe row, the offset) a crash stopped: (partition, offset).
+        self.external_done: set[tuple[int, int]] = set()
+        # Partition-seconds rebalances held partitions from their next batch (revoked until the
+        # new assignment resumes them), and since when each revoked one waits.
+        self.rebalance_paused_s = 0.0
+        self.paused_since: dict[int, float] = {}
         cache = design.model.cache
         self.cache_ttl_s = cache.ttl_hours * 3600.0 if (is_agent and cache.enabled) else -1.0
         self.tool_keyed = (
@@ -205,6 +215,7 @@ class GroupState:
         self.cache_hits = 0
         self.http_429s = 0
         self.unavailable_errors = 0
+        self.dedupe_expired = 0
         self.step_failures = 0
         self.rebalances = 0
         self.slow_batches = 0

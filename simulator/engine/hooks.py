@@ -211,7 +211,7 @@ class GroupHooks:
 
 
 def amend(
-    result: SimulationResult, notes: Sequence[str] = (), **metrics: float
+    result: SimulationResult, notes: Sequence[str] = (), **metrics: float | None
 ) -> SimulationResult:
     """``result`` with the named ``metrics`` (fields of :class:`simulator.result.Metrics`) set
     and ``notes`` appended; ``result`` itself when there is nothing to change. Raises

@@ -137,6 +137,7 @@ class Membership(GroupState):
             else:
                 if part.state != PARKED:
                     self._park(part, t)
+                self.paused_since.setdefault(p, t)
                 self.handover[p] = target[p]
         self._rebuild_heap()
         if self.eager:
@@ -249,10 +250,23 @@ class Membership(GroupState):
         part.attempt = 0
 
     def _abort(self, part: Partition, t: float) -> None:
-        """The owner of ``part`` crashed at ``t``: abandon the step in progress, count losses."""
+        """The owner of ``part`` crashed at ``t``: abandon the step in progress, count losses.
+
+        A step that ends as its member dies (an ``after_effect`` crash) has written its effect
+        and not its offset. For a tool call the effect is outside the database: the call was made
+        but its local record (dedupe row, offset) was not, so the step runs again when redelivered
+        (``external_done``). Otherwise the step's transaction committed; without an outbox the
+        service dies between that commit and publishing the next step's event, which is lost (the
+        dual write); with the offset stored in the effect's transaction the offset is committed
+        with it."""
         if part.cur >= 0:
-            if part.busy_until <= t:
-                self._complete_now(part)
+            if part.busy_until <= t and self.name == "tool":
+                self.external_done.add((part.pid, part.cur))
+                self.busy -= 1
+                part.pos = part.cur
+                part.cur = -1
+            elif part.busy_until <= t:
+                self._complete_now(part, dying=True)
             else:
                 self.busy -= 1
                 part.pos = part.cur
@@ -272,14 +286,20 @@ class Membership(GroupState):
         part.slot = False
         self._park(part, t)
 
-    def _complete_now(self, part: Partition) -> None:
+    def _complete_now(self, part: Partition, dying: bool = False) -> None:
+        """The step in progress of ``part`` completes at its end (``dying``: as its member dies,
+        before anything after the step's transaction: see :meth:`_abort`)."""
         cur = part.cur
         if cur >= part.hw:
             part.first_finish[cur] = part.busy_until
             part.hw = cur + 1
             self.processed += 1
             if self.world is not None:
-                self.world.applied(part.ev[cur], part.busy_until)
+                publish = self.outbox or not dying
+                self.world.applied(part.ev[cur], part.busy_until, publish)
+        if self.commit_mode is CommitMode.in_effect_transaction and cur + 1 > part.committed:
+            self.committed_sum += cur + 1 - part.committed
+            part.committed = cur + 1
         part.cur = -1
         self.busy -= 1
 
@@ -307,6 +327,8 @@ class Membership(GroupState):
             self.committed_sum += part.pos - part.committed
             part.committed = part.pos
         self._park(part, t)
+        if reason == REVOKE_REBALANCE:
+            self.paused_since.setdefault(part.pid, t)
         waited = part.pid in self.revoke_wait
         self.revoke_wait.discard(part.pid)
         if reason == REVOKE_STOP:
@@ -364,6 +386,9 @@ class Membership(GroupState):
             owner = self.assignment[p]
             if part.state != PARKED or owner < 0 or not self.alive[owner]:
                 continue
+            since = self.paused_since.pop(p, None)
+            if since is not None and resume_t > since:
+                self.rebalance_paused_s += resume_t - since
             part.owner = owner
             part.bsize = bsize[owner]
             part.slot = False

@@ -20,10 +20,10 @@ evenly spaced arrivals would alias into delays of all 0 or all ``interval``).
 The delay counts in every step event's latency (measured from the write time,
 ``simulator.engine.eventlog.Topic.written_s``), not in its wait in the log (measured from the
 publish time). Without an outbox the service publishes right after its commit: no relay delay
-(and the dual write can lose an event in a crash between the commit and the publish, which no
-scenario injects yet). The relay's own publish time and a polling relay's database load are not
-modelled; tailing the database's transaction log (change data capture) instead of polling is a
-relay whose interval is near zero.
+(and the dual write loses the next event of a step whose service crashes between the commit and
+the publish: ``simulator.engine.causal.CausalRuns.applied``). The relay's own publish time and a
+polling relay's database load are not modelled; tailing the database's transaction log (change
+data capture) instead of polling is a relay whose interval is near zero.
 """
 
 from __future__ import annotations

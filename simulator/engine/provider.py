@@ -127,6 +127,10 @@ class Interruptible:
 
     outages: Windows
     rejected_down: int
+    first_down_s = 0.0
+    """When the first request was refused as unavailable (seconds; 0 before any)."""
+    last_down_s = 0.0
+    """When the last request was refused as unavailable."""
 
     def add_outage(self, start: float, end: float) -> None:
         """Reject every request in ``[start, end)`` seconds."""
@@ -140,6 +144,9 @@ class Interruptible:
     def _admit_unless_down(self, t: float, step_s: float) -> float:
         outages = self.outages
         if outages.first <= t < outages.last and outages.contains(t):
+            if not self.rejected_down:
+                self.first_down_s = t
+            self.last_down_s = t
             self.rejected_down += 1
             return REJECT_DOWN
         return type(self).admit(self, t, step_s)

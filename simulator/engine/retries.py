@@ -40,8 +40,13 @@ class Retries(Membership):
         if pos < part.hw:
             done_at = part.first_finish[pos]
             fresh = not (t - done_at > self.dedupe_retention_s)
+            if self.dedupe is Dedupe.durable_same_transaction and not fresh:
+                self.dedupe_expired += 1
             if self.dedupe is Dedupe.durable_same_transaction and fresh:
                 self.dedupe_skipped += 1
+                if self.dedupe_at_effect:
+                    # Recognised only when its effect is written: the model is called first.
+                    return self._called_again(part, pos, t, completed=True)
                 return 1
             if (
                 self.dedupe is Dedupe.in_memory
@@ -53,21 +58,38 @@ class Retries(Membership):
             if not self.tool_keyed:
                 self.duplicate_effects += 1
             if self.is_agent:
-                if self.faults is not None:
-                    how = self.faults.on_repeat(part, pos, t, True)
-                    if how >= 0:
-                        return how
-                if self.cache_ttl_s >= 0 and not (t - done_at > self.cache_ttl_s):
-                    self.cache_hits += 1
-                    return 2
-                self.model_calls_repeated += 1
+                return self._called_again(part, pos, t, completed=True)
             return 0
         if self.is_agent:
-            if self.faults is not None:
-                how = self.faults.on_repeat(part, pos, t, False)
-                if how >= 0:
-                    return how
-            self.model_calls_repeated += 1
+            return self._called_again(part, pos, t, completed=False)
+        if self.external_done and (part.pid, pos) in self.external_done:
+            # Its tool call reached the outside world before the crash; done again unless the
+            # call carries an idempotency key the tool recognises.
+            self.external_done.discard((part.pid, pos))
+            if not self.tool_keyed:
+                self.duplicate_effects += 1
+        return 0
+
+    def _deduped(self, part: Partition, pos: int, t: float) -> bool:
+        """True when durable dedupe recognises the completed offset ``pos`` at ``t`` (within the
+        key retention): its effect is not applied again."""
+        return self.dedupe is Dedupe.durable_same_transaction and not (
+            t - part.first_finish[pos] > self.dedupe_retention_s
+        )
+
+    def _called_again(self, part: Partition, pos: int, t: float, completed: bool) -> int:
+        """A repeated agent step calls the model unless a cached or recorded answer serves it
+        (the faults layer's ``on_repeat``, then the engine's cache rule): 0 it runs (counted in
+        ``model_calls_repeated``), 2 a zero-time answer."""
+        if self.faults is not None:
+            how = self.faults.on_repeat(part, pos, t, completed)
+            if how >= 0:
+                return how
+        cached = completed and self.cache_ttl_s >= 0
+        if cached and not (t - part.first_finish[pos] > self.cache_ttl_s):
+            self.cache_hits += 1
+            return 2
+        self.model_calls_repeated += 1
         return 0
 
     def rejected(self, part: Partition, t: float, code: float) -> None:
@@ -85,7 +107,7 @@ class Retries(Membership):
         if pos < part.started_max:
             if self.is_agent:
                 self.model_calls_repeated -= 1
-            if pos < part.hw and not self.tool_keyed:
+            if pos < part.hw and not self.tool_keyed and not self._deduped(part, pos, t):
                 self.duplicate_effects -= 1
         self._error_at(t)
         part.attempt += 1

@@ -35,12 +35,7 @@ import simpy
 
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.design import CommitMode, Design, PartitionKey
-from simulator.engine.causal import (
-    CausalRuns,
-    critical_paths,
-    order_violations,
-    run_latencies,
-)
+from simulator.engine.causal import CausalRuns
 from simulator.engine.consumers import ConsumerGroup
 from simulator.engine.eventlog import Topic, build_topic, causal_topic, graph_partitions, key_codes
 from simulator.engine.group import Stage
@@ -56,6 +51,7 @@ from simulator.engine.metrics import (
 from simulator.engine.outbox import outbox_relay
 from simulator.engine.partition import Partition
 from simulator.engine.provider import Provider
+from simulator.engine.run_figures import run_figures
 from simulator.engine.statestore import StateStore, latency_scale
 from simulator.engine.taskgraph import KIND_STATE, TaskGraph, due_times
 from simulator.engine.tools import RunnerPool
@@ -325,7 +321,8 @@ class Simulation:
 
     def _drop_stalled_due(self) -> None:
         """Take out of ``due_sorted`` the steps that will never be produced: the unproduced
-        events of runs one of whose events was given up (lost, dropped, dead-lettered, parked).
+        events of runs one of whose events was given up (lost, dropped, dead-lettered, parked) or
+        whose next events' publish was lost (``CausalRuns.unpublished``).
         Such a run stalled for good; its lost step is counted in ``lost`` or ``dead_lettered``,
         not as a backlog that never drains."""
         graph, world = self.graph, self.world
@@ -337,6 +334,8 @@ class Simulation:
                 continue
             gone = self.groups[name].settled() & np.isnan(self.first_times(name)[1])
             stalled[graph.run[topic.event[gone]]] = True
+        for stage in world.unpublished:
+            stalled[graph.stage_run[stage]] = True
         if not stalled.any():
             return
         written = np.frombuffer(world.stage_written_s, dtype=np.float64)
@@ -396,7 +395,8 @@ class Simulation:
         )
         steps = topic.step_s[done]
         mean_step = float(steps.mean()) if steps.size else load.mean_step_s
-        capacity = self._capacity(name, mean_step)
+        limits = capacity_limits(self.design, name, mean_step, self.workload.tokens_per_call)
+        capacity = float(smallest_limit(limits)[0])
         offered = load.offered_eps
         if capacity > 0:
             utilisation = offered / capacity
@@ -416,6 +416,12 @@ class Simulation:
             latency_p95_s=sig(p95),
             latency_censored=int(censored.size),
             wait_mean_s=sig(float(wait.mean())) if wait.size else 0.0,
+            rebalance_paused_partition_s=sig(g.rebalance_paused_s),
+            limits_utilisation={
+                str(k): sig(min(offered / v, UTILISATION_CAP) if v > 0 else UTILISATION_CAP)
+                for k, v in limits.items()
+                if offered > 0
+            },
         )
         return metrics, latency, wait, censored, capacity, offered
 
@@ -444,10 +450,6 @@ class Simulation:
         if name not in self._first:
             self._first[name] = self.groups[name].first_times()
         return self._first[name]
-
-    def _capacity(self, name: str, mean_step: float) -> float:
-        limits = capacity_limits(self.design, name, mean_step, self.workload.tokens_per_call)
-        return float(smallest_limit(limits)[0])
 
     def result(self) -> SimulationResult:
         """The engine's result of the run (after :meth:`run_to_end`): metrics, time series,
@@ -511,11 +513,14 @@ class Simulation:
             latency_p99_s=sig(p99),
             latency_censored=int(censored_all.size),
             in_flight_mean=sig(float(busy.mean())),
+            publish_delay_mean_s=self._publish_delay_mean_s(),
             latency_mean_s=sig(float(latency_all.mean())) if latency_all.size else 0.0,
             wait_mean_s=sig(float(wait_all.mean())) if wait_all.size else 0.0,
             dedupe_skipped=total.dedupe_skipped,
+            dedupe_records_expired=sum(g.dedupe_expired for g in groups.values()),
             cache_hits=agent_g.cache_hits,
             redelivered=total.redelivered,
+            reprocessing_rate=sig(total.redelivered / max(1, processed + total.redelivered)),
             duplicate_effects=total.duplicate_effects,
             lost=total.lost,
             dead_lettered=total.dead_lettered,
@@ -528,7 +533,15 @@ class Simulation:
             by_group=by_group,
         )
         if self.world is not None and self.graph is not None:
-            metrics = metrics.model_copy(update=self._run_figures())
+            figures = run_figures(
+                self.world,
+                self.graph,
+                self.topics,
+                lambda name: self.first_times(name)[1],
+                self.duration,
+                self.workload.tokens_per_call,
+            )
+            metrics = metrics.model_copy(update=figures)
         timeseries = self._timeseries(lag_total, busy, np.concatenate(finishes_all))
         return SimulationResult(
             simulator_version=SIMULATOR_VERSION,
@@ -541,35 +554,12 @@ class Simulation:
             notes=list(self.notes),
         )
 
-    def _run_figures(self) -> dict[str, float | int]:
-        """The causal run's figures: run latency percentiles, runs completed and stalled, and
-        order violations per run and per agent task (``simulator.engine.causal``)."""
-        world, graph = self.world, self.graph
-        assert world is not None and graph is not None
-        done = np.frombuffer(world.run_done_s, dtype=np.float64)
-        latency, completed, stalled = run_latencies(graph.request_s, done, self.duration)
-        p50, p95, p99 = percentiles(latency, [50, 95, 99])
-        hop_s = world.tick_s / 2 + (world.relay.mean_delay_s if world.relay is not None else 0.0)
-        critical = float(np.median(critical_paths(graph, hop_s))) if graph.runs else 0.0
-        by_run = by_task = 0
-        for name in GROUPS:
-            topic = self.topics[name]
-            if topic.event is None or topic.event.size == 0:
-                continue
-            applied = self.first_times(name)[1]
-            ev = topic.event
-            by_run += order_violations(graph.run[ev], topic.written_s, ev, applied)
-            by_task += order_violations(graph.task[ev], topic.written_s, ev, applied)
-        return {
-            "run_latency_p50_s": sig(p50),
-            "run_latency_p95_s": sig(p95),
-            "run_latency_p99_s": sig(p99),
-            "run_critical_path_s": sig(critical),
-            "runs_completed": completed,
-            "runs_stalled": stalled,
-            "order_violations_run": by_run,
-            "order_violations_task": by_task,
-        }
+    def _publish_delay_mean_s(self) -> float:
+        """Mean seconds from an event's write to its arrival in the log, over every group's
+        events (the outbox relay's poll, and for causal runs the producer's tick)."""
+        delays = [self.topics[n].arrival_s - self.topics[n].written_s for n in GROUPS]
+        joined = np.concatenate(delays) if delays else np.empty(0)
+        return sig(float(joined.mean())) if joined.size else 0.0
 
     def _timeseries(
         self, lag_total: np.ndarray, busy: np.ndarray, finishes: np.ndarray

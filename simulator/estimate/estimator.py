@@ -396,8 +396,11 @@ def _state_writes_at_risk(
         return 0.0, []
     lag_ms = design.state_store.replication_lag_ms
     at_risk = state_eps * lag_ms / 1000.0
-    rebuilt = (
-        "rebuilt from the event log" if design.data_model.state_rebuildable_from_log else "lost"
+    model = design.data_model
+    rebuilt = (  # as simulator.faults.failover: a log updated in place has nothing to replay
+        "rebuilt from the event log"
+        if model.state_rebuildable_from_log and model.append_only_event_log
+        else "lost"
     )
     note = (
         f"Async replication: about {at_risk:.4g} acknowledged state writes inside the "

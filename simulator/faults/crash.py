@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.metrics import sig
 from simulator.engine.partition import ACTIVE
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import WorkerCrash
@@ -51,6 +52,9 @@ class WorkerCrashes(FaultLayer):
 
     def __init__(self) -> None:
         self.layers: Layers | None = None
+        self.idle: list[float] = []
+        """Per crash of some (not all) members: seconds until their partitions moved to the
+        survivors (the session timeout's detection) or the members came back."""
         self.restarts: list[tuple[str, float, int, float, int]] = []
         """Per crash whose members came back in the window: ``(group, crash s, events started
         or given up by then, restart s, the same by then)``."""
@@ -84,6 +88,8 @@ class WorkerCrashes(FaultLayer):
         else:
             self.layers.on_crash(group, start, which)
             group.crash(start, which, mid_batch=fault.mid_batch)
+        if count < group.instances:
+            self.idle.append(min(group.session_timeout_s, fault.duration_seconds))
         env.process(_detect(sim, group, start + group.session_timeout_s, end))
         yield env.timeout(max(0.0, end - env.now))
         group.advance(end)
@@ -116,7 +122,11 @@ class WorkerCrashes(FaultLayer):
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """``backlog_at_restart``: the largest growth of a crashed group's backlog from its
-        crash to its restart (left None when no crashed member came back in the window)."""
+        crash to its restart (left None when no crashed member came back in the window);
+        ``orphaned_partitions_s``: the longest time a crash of some members left their partitions
+        with no one working them (None when every crash took all members)."""
+        if self.idle:
+            result = amend(result, orphaned_partitions_s=sig(max(self.idle)))
         if not self.restarts:
             return result
         growth = max(

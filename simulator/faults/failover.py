@@ -10,10 +10,18 @@ grows during the failover and drains after (:class:`simulator.faults.transient.T
 What the new primary is missing: with ``replication: sync`` nothing (a write is acknowledged once a
 replica has it); with ``async`` the writes acknowledged in the last ``replication_lag_ms`` before
 the loss, the ones that had not reached the replica. When the design keeps its state rebuildable
-from the event log (``data_model.state_rebuildable_from_log``) they are replayed from the log and
-counted in ``state_writes_rebuilt``; otherwise they are gone, counted in ``state_writes_lost``.
-These are applied effects that vanished from the store, not events the pipeline failed to process:
-``lost`` does not count them.
+from the event log (``data_model.state_rebuildable_from_log``, and an append-only log of every
+change to replay: ``data_model.append_only_event_log``) they are replayed from the log and counted
+in ``state_writes_rebuilt``; otherwise they are gone, counted in ``state_writes_lost``.
+
+``state_writes_refused_s``: from the first write the store refused to the last (its RTO as the
+writers met it). ``write_retry_delay_s``: the mean, over the state writes waiting when the store
+came back, of how long after the store's return each was tried again for the last time: the
+writers' backoff at work (without jitter they wait out the
+schedule's next step together; with full jitter a random share of it).
+
+The writes lost or rebuilt are applied effects that vanished from the store, not events the
+pipeline failed to process: ``lost`` does not count them.
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ import numpy as np
 import simpy
 
 from simulator.design import Replication
-from simulator.engine.hooks import FaultLayer, amend
+from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.metrics import sig
+from simulator.faults.transient import TransientRetries
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import StateFailover
 
@@ -56,6 +66,11 @@ class StateFailovers(FaultLayer):
 
     def __init__(self) -> None:
         self.outcomes: list[FailoverOutcome] = []
+        self.retries: TransientRetries | None = None
+
+    def install(self, sim: Simulation, layers: Layers) -> None:
+        """Find the transient retries whose backoff the failover's writers use."""
+        self.retries = layers.get(TransientRetries)
 
     def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
         """SimPy process of a ``state_failover``: sets the store's down window at time 0."""
@@ -93,12 +108,31 @@ class StateFailovers(FaultLayer):
             f"missing on the new primary ({f.rebuilt} rebuilt from the log, {f.lost} lost)"
             for f in self.outcomes
         ]
+        delays = [d for f in self.outcomes for d in resumed_after(f, self.retries, sim.duration)]
         return amend(
             result,
             notes,
             state_writes_lost=sum(f.lost for f in self.outcomes),
             state_writes_rebuilt=sum(f.rebuilt for f in self.outcomes),
+            write_retry_delay_s=sig(float(np.mean(delays))) if delays else None,
+            state_writes_refused_s=sig(sim.store.last_down_s - sim.store.first_down_s)
+            if sim.store.rejected_down
+            else 0.0,
         )
+
+
+def resumed_after(
+    outcome: FailoverOutcome, retries: TransientRetries | None, duration_s: float
+) -> list[float]:
+    """Seconds after the store's return each refused state write was tried again for the last
+    time (the try that went through): the writers' backoff, not the store's queue after."""
+    if retries is None or outcome.end_s > duration_s:
+        return []
+    return [
+        at - outcome.end_s
+        for at in retries.state_retry_at.values()
+        if outcome.end_s <= at <= duration_s
+    ]
 
 
 def count_missing(sim: Simulation, outcome: FailoverOutcome) -> None:
@@ -109,7 +143,9 @@ def count_missing(sim: Simulation, outcome: FailoverOutcome) -> None:
     done = finishes[np.isfinite(finishes)]
     missing = int(np.count_nonzero((done >= outcome.window_start_s) & (done < outcome.start_s)))
     outcome.missing = missing
-    if sim.design.data_model.state_rebuildable_from_log:
+    model = sim.design.data_model
+    # A rebuild replays the changes from the log: the log must hold every change (append-only).
+    if model.state_rebuildable_from_log and model.append_only_event_log:
         outcome.rebuilt = missing
     else:
         outcome.lost = missing

@@ -30,6 +30,7 @@ import numpy as np
 import simpy
 
 from simulator.engine.hooks import FaultLayer, Layers, amend
+from simulator.engine.metrics import sig
 from simulator.engine.partition import EVERY_ATTEMPT, PARK
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import Poison
@@ -149,7 +150,18 @@ class PoisonEvents(FaultLayer):
                 f"of {mean:.1f} s, {stuck} still stalling; {s.quarantined} parked behind their key"
             )
         violations = sum(s.order_violations for s in states.values())
-        return amend(result, notes, order_violations=result.metrics.order_violations + violations)
+        held = [
+            (x.seconds if x.seconds is not None else sim.duration - x.reached_s)
+            for s in states.values()
+            for x in s.poison.values()
+            if x.seconds is not None or (x.behind and x.reached_s <= sim.duration)
+        ]
+        return amend(
+            result,
+            notes,
+            order_violations=result.metrics.order_violations + violations,
+            poison_stall_max_s=sig(max(held)) if held else 0.0,
+        )
 
 
 def _given_up(

@@ -102,6 +102,7 @@ class ModelRouter:
         self.fallback_calls = 0
         self.breaker_opened = 0
         self.fast_failures = 0
+        self.unanswered = 0
         self.primary_failures = 0
         self.last_delay = 0.0
         self.on_fallback = False
@@ -143,11 +144,13 @@ class ModelRouter:
         fallback = self.fallback
         if fallback is None:
             self.last_delay = delay
+            self.unanswered += 1
             if delay == 0.0:
                 self.fast_failures += 1
             return REJECT_DOWN
         finish = fallback.admit(t, step_s)
         if finish < 0.0:
+            self.unanswered += 1
             if finish == REJECT_DOWN:
                 delay = max(delay, fallback.error_delay(t))
             self.last_delay = delay
@@ -382,12 +385,24 @@ class ProviderOutages(FaultLayer):
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """``model_recovery_s``: seconds from the end of the last outage until the agent group's
-        last transient retry (0 when nothing was retried after it)."""
+        last transient retry (0 when nothing was retried after it); ``breaker_return_s``: seconds
+        the calls kept going to the fallback after the primary was back (the breaker's open time
+        running out: its trial call then closes it), to the end of the window if they never came
+        back, 0 without a breaker; ``outage_calls_unanswered``: calls no provider answered (tried
+        again later)."""
         assert self.retries is not None, "not installed"
         if self.last_end_s == -math.inf:
             return result
         recovery = max(0.0, self.retries.model_last_retry_s - self.last_end_s)
-        return amend(result, model_recovery_s=sig(recovery))
+        figures: dict[str, float | None] = {"model_recovery_s": sig(recovery)}
+        router = self.routing.router if self.routing is not None else None
+        back = [min(e, sim.duration) for e in router.period_ends] if router is not None else []
+        # Without a breaker every call tries the primary first: none waits on the fallback.
+        figures["breaker_return_s"] = sig(max([0.0, *(b - self.last_end_s for b in back)]))
+        figures["outage_calls_unanswered"] = (
+            router.unanswered if router is not None else sim.provider.rejected_down
+        )
+        return amend(result, (), **figures)
 
 
 def _error_delay(router: ModelRouter | None, primary: Provider, failure_s: float) -> DelayHook:

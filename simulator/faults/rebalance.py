@@ -97,16 +97,17 @@ class SlowBatches(FaultLayer):
         return self.kicks[group.name].on_slow_batch(group, part, t)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """A note on the members kicked."""
+        """``members_kicked`` and a note on them."""
         kicked = sum(k.kicks for k in self.kicks.values())
         if not kicked:
-            return result
+            return amend(result, members_kicked=0)
         return amend(
             result,
             [
                 f"{kicked} members kicked for batches over max.poll.interval.ms (each a leave "
                 f"and a rejoin: two rebalances)"
             ],
+            members_kicked=kicked,
         )
 
 

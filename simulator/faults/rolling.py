@@ -119,9 +119,9 @@ class MemberPauses(FaultLayer):
         group.restart(end, [member])
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """A note on the healthy members evicted."""
+        """``healthy_members_evicted`` and a note on them."""
         if not self.evictions:
-            return result
+            return amend(result, healthy_members_evicted=0)
         return amend(
             result,
             [
@@ -129,4 +129,5 @@ class MemberPauses(FaultLayer):
                 f"session.timeout.ms (each an extra leave and rejoin, and its uncommitted work "
                 f"redelivered)"
             ],
+            healthy_members_evicted=self.evictions,
         )

@@ -10,14 +10,18 @@ leaves ``k - 1`` completed steps to compensate (Garcia-Molina and Salem, "Sagas"
 - disabled, or ``compensation_order: none``: nothing is undone;
 - ``reverse``: compensations run ``C(k-1) .. C1``; ``forward``: ``C1 .. C(k-1)``, so each one after
   the first undoes a step whose prerequisite was already released (a refund to a released hold):
-  counted as a misapplied effect in ``duplicate_effects``;
+  counted in ``compensations_misapplied``;
 - each compensation is tried up to ``max_compensation_attempts`` times, an attempt succeeding with
   ``compensation_success``. A failed attempt is a timeout whose effect still landed with
-  ``applied_on_failure``; without ``compensation_idempotency_key`` the retry applies it again (a
-  duplicate effect), with its own key the receiver recognises the retry;
+  ``applied_on_failure``; without ``compensation_idempotency_key`` the retry applies it again
+  (``compensations_repeated``), with its own key the receiver recognises the retry;
 - when every attempt of a compensation fails the saga stops compensating; with
   ``escalate_to_human_queue`` it goes to the human queue (``sagas_to_human_queue``), otherwise it is
-  left half undone (noted).
+  left half undone (``sagas_left_undone``);
+- the saga's irreversible step (a delivery) is its last with ``irreversible_steps_last``, else its
+  first, and then a failure after it leaves it undone (``sagas_left_undone``);
+- a share ``approval_never_share`` of the sagas waits for an approval that never comes: held for
+  ever (``sagas_held_forever``) unless ``approval_deadline_hours`` expires them.
 
 **In the simulation**: outcomes are drawn for every saga of the window with the run's seed
 (:func:`draw_sagas`, vectorised), every compensation attempt is a tool call whose time (the mean
@@ -56,8 +60,10 @@ class SagaDraws:
     ``compensations``: compensations started; ``attempts``: compensation attempts (retries
     included); ``stuck``: a compensation failed every attempt; ``to_human_queue``: stuck and
     escalated; ``left_undone``: failed after a step and nothing (more) undoes it (no
-    compensation, or stuck without escalation); ``duplicates``: effects applied twice by unkeyed
-    retries; ``misapplied``: compensations run out of order.
+    compensation, stuck without escalation, or an irreversible step placed before the step that
+    failed); ``duplicates``: effects applied twice by unkeyed retries; ``misapplied``:
+    compensations run out of order; ``held_forever``: waiting for an approval that never comes,
+    with no deadline to expire it.
     """
 
     failed_at: np.ndarray
@@ -68,6 +74,7 @@ class SagaDraws:
     left_undone: np.ndarray
     duplicates: np.ndarray
     misapplied: np.ndarray
+    held_forever: np.ndarray
 
     @property
     def sagas(self) -> int:
@@ -84,18 +91,27 @@ def draw_sagas(
     *,
     compensation_success: float = 1.0,
     applied_on_failure: float = 0.0,
+    approval_never: float = 0.0,
+    impossible: float = 0.0,
 ) -> SagaDraws:
     """Draw the outcomes of ``n`` sagas of ``steps`` steps under the design's ``saga`` section.
 
     Rules in the module docstring. Step ``k`` of a saga is one uniform draw ``< step_success``;
     a compensation's attempts are ``min(G, N)`` with ``G`` geometric(``compensation_success``) and
-    ``N = max_compensation_attempts``, failing every attempt when ``G > N``. Raises ``ValueError``
-    for ``n < 0``, ``steps < 1`` or a probability outside [0, 1].
+    ``N = max_compensation_attempts``, failing every attempt when ``G > N``. The saga's one
+    irreversible step (a delivery nothing can take back) is its last with
+    ``irreversible_steps_last``, else its first, and then a failure after it leaves it undone. A
+    share ``approval_never`` of the sagas waits for a human approval that never comes: held for
+    ever unless ``approval_deadline_hours`` expires it; a share ``impossible`` of compensations
+    fails every attempt. Raises ``ValueError`` for ``n < 0``,
+    ``steps < 1`` or a probability outside [0, 1].
     """
     for name, value in (
         ("step_success", step_success),
         ("compensation_success", compensation_success),
         ("applied_on_failure", applied_on_failure),
+        ("approval_never", approval_never),
+        ("impossible", impossible),
     ):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must lie in [0, 1], got {value}")
@@ -106,9 +122,14 @@ def draw_sagas(
     failed_at = np.where(failed, np.argmin(ok, axis=1), -1).astype(np.int64)
     done = np.where(failed, failed_at, 0)
     zeros = np.zeros(n, dtype=np.int64)
+    waiting = rng.random(n) < approval_never if approval_never > 0 else zeros.astype(bool)
+    held = np.asarray(waiting & (saga.approval_deadline_hours is None), dtype=bool)
+    irreversible_undone = (failed_at > 0) & (not saga.irreversible_steps_last)
     if not saga.enabled or saga.compensation_order == CompensationOrder.none or steps < 2:
         nothing = zeros.astype(bool)
-        return SagaDraws(failed_at, zeros, zeros, nothing, nothing, failed_at > 0, zeros, zeros)
+        return SagaDraws(
+            failed_at, zeros, zeros, nothing, nothing, failed_at > 0, zeros, zeros, held
+        )
     limit = saga.max_compensation_attempts
     width = steps - 1
     if compensation_success >= 1.0:
@@ -117,6 +138,9 @@ def draw_sagas(
         geometric = np.full((n, width), limit + 1, dtype=np.int64)
     else:
         geometric = rng.geometric(compensation_success, size=(n, width))
+    if impossible > 0.0:
+        # A compensation the receiver can never accept (the hold was already captured).
+        geometric = np.where(rng.random((n, width)) < impossible, limit + 1, geometric)
     column = np.arange(width)[None, :]
     needed = column < done[:, None]
     gave_up = needed & (geometric > limit)
@@ -143,9 +167,10 @@ def draw_sagas(
         attempts.astype(np.int64),
         stuck,
         to_human,
-        np.asarray(stuck & ~to_human, dtype=bool),
+        np.asarray((stuck & ~to_human) | irreversible_undone, dtype=bool),
         np.asarray(duplicates, dtype=np.int64),
         misapplied.astype(np.int64),
+        held,
     )
 
 
@@ -205,6 +230,8 @@ class Sagas(FaultLayer):
             sim.design.tools.saga,
             compensation_success=fault.compensation_success,
             applied_on_failure=fault.applied_on_failure,
+            approval_never=fault.approval_never_share,
+            impossible=fault.compensation_impossible_share,
         )
         decide_step = np.where(draws.failed_at >= 0, draws.failed_at, steps - 1)
         decisive = np.full(ids.size, -1, dtype=np.int64)
@@ -233,8 +260,8 @@ class Sagas(FaultLayer):
             count(sim, self.state)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """The compensations, the sagas sent to the human queue, their duplicate or misapplied
-        effects, and a note."""
+        """The compensations, the sagas sent to the human queue, left undone or held for ever,
+        the compensations repeated or run out of order, and a note."""
         if self.state is None or not self.state.counted:
             return result
         counted = self.state.counted
@@ -243,7 +270,10 @@ class Sagas(FaultLayer):
             [sagas_note(counted)],
             saga_compensations=counted["saga_compensations"],
             sagas_to_human_queue=counted["sagas_to_human_queue"],
-            duplicate_effects=result.metrics.duplicate_effects + counted["duplicate_effects"],
+            sagas_left_undone=counted["left_half_undone"],
+            sagas_held_forever=counted["held_forever"],
+            compensations_repeated=counted["compensations_repeated"],
+            compensations_misapplied=counted["compensations_misapplied"],
         )
 
 
@@ -267,7 +297,9 @@ def count(sim: Simulation, state: SagaState) -> dict[str, int]:
         "saga_compensations": int(d.compensations[seen].sum()),
         "sagas_to_human_queue": int(np.count_nonzero(seen & d.to_human_queue)),
         "left_half_undone": int(np.count_nonzero(seen & d.left_undone)),
-        "duplicate_effects": int(d.duplicates[seen].sum() + d.misapplied[seen].sum()),
+        "compensations_repeated": int(d.duplicates[seen].sum()),
+        "compensations_misapplied": int(d.misapplied[seen].sum()),
+        "held_forever": int(np.count_nonzero(seen & d.held_forever)),
         "compensation_attempts": int(d.attempts[seen].sum()),
     }
     return state.counted

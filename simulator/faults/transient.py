@@ -39,7 +39,9 @@ class TransientRetries(FaultLayer):
     429s follow the engine's own rule). Counters: ``transient_retries``; ``rate_limit_wait_s``,
     the seconds model calls spent backing off after 429s (the provider wait besides the
     gateway's queue); ``model_last_retry_s``, when the agent group's last transient retry was
-    tried (the last attempt of a chain is the one that went through), ``-inf`` with none.
+    tried (the last attempt of a chain is the one that went through), ``-inf`` with none;
+    ``state_retry_at``: per state write refused as unavailable (partition, offset), when its last
+    retry was due (the one that went through).
     """
 
     def __init__(self) -> None:
@@ -48,6 +50,7 @@ class TransientRetries(FaultLayer):
         self.transient_retries = 0
         self.rate_limit_wait_s = 0.0
         self.model_last_retry_s = -math.inf
+        self.state_retry_at: dict[tuple[int, int], float] = {}
 
     @classmethod
     def wanted(cls, design: Design, scenario: Scenario) -> bool:
@@ -82,6 +85,8 @@ class TransientRetries(FaultLayer):
         else:
             return -1.0
         self.transient_retries += 1
+        if code == REJECT_DOWN and group.name == "state":
+            self.state_retry_at[(part.pid, part.pos)] = t + wait
         if group.is_agent and t + wait > self.model_last_retry_s:
             self.model_last_retry_s = t + wait
         return wait

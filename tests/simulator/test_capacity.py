@@ -67,15 +67,18 @@ def test_each_group_lists_its_own_ceilings() -> None:
     design = sized_design()
     assert capacity_limits(design, "agent", 2.0, 1800) == {
         "partitions": 16,
+        "instances x concurrency": 16,
         "provider concurrency": 12,
         "RPM": 15,
         "TPM": 1_500_000 / 60 / 1800,
     }
     assert capacity_limits(design, "tool", 0.5, 1800) == {
+        "partitions": 64,
         "instances x concurrency": 16,
         "tool runners": 12,
     }
     assert capacity_limits(design, "state", 0.01, 1800) == {
+        "partitions": pytest.approx(3200),
         "instances x concurrency": pytest.approx(1600),
         "state write capacity": 15,
     }
@@ -100,7 +103,11 @@ def test_the_smallest_ceiling_is_the_capacity_and_the_first_wins_a_tie() -> None
 def test_an_instant_step_sets_no_ceiling_and_an_unknown_group_is_an_error() -> None:
     design = sized_design()
     limits = capacity_limits(design, "tool", 0.0, 1800)
-    assert limits == {"instances x concurrency": math.inf, "tool runners": math.inf}
+    assert limits == {
+        "partitions": math.inf,
+        "instances x concurrency": math.inf,
+        "tool runners": math.inf,
+    }
     with pytest.raises(ValueError, match="no consumer group 'billing'"):
         capacity_limits(design, "billing", 2.0, 1800)
 

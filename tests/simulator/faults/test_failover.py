@@ -50,13 +50,25 @@ def test_asynchronous_replication_loses_the_last_lag_window() -> None:
 
 
 def test_state_rebuildable_from_the_log_rebuilds_them() -> None:
+    """A rebuild replays the changes from the event log, so the log must hold every change
+    (append-only): the 25 writes of the 250 ms lag window are rebuilt; a projection over a log
+    updated in place cannot bring them back, and they are lost."""
+    store = {"replicas": 1, "replication": "async", "replication_lag_ms": 250}
+    faults = [{"kind": "state_failover", "at_seconds": 100}]
     d = design(
-        data_model={"state_rebuildable_from_log": True},
-        state_store={"replicas": 1, "replication": "async", "replication_lag_ms": 250},
+        data_model={"state_rebuildable_from_log": True, "append_only_event_log": True},
+        state_store=store,
     )
-    m = run_arrays(d, WRITES, [{"kind": "state_failover", "at_seconds": 100}])[1].metrics
+    m = run_arrays(d, WRITES, faults)[1].metrics
     assert m.state_writes_rebuilt == pytest.approx(RATE / 4, abs=1)
     assert m.state_writes_lost == 0
+    in_place = design(
+        data_model={"state_rebuildable_from_log": True, "append_only_event_log": False},
+        state_store=store,
+    )
+    m = run_arrays(in_place, WRITES, faults)[1].metrics
+    assert m.state_writes_lost == pytest.approx(RATE / 4, abs=1)
+    assert m.state_writes_rebuilt == 0
 
 
 def test_writers_retry_through_the_failover_then_drain() -> None:

@@ -89,24 +89,39 @@ def test_without_a_dead_letter_queue_poison_events_are_dropped() -> None:
 
 
 def test_course_poison_quarantine_keeps_order_where_a_key_is_shared() -> None:
-    """Causal runs keyed by task: a parked step's task produces nothing more, so nothing of its
-    key overtakes it, with or without quarantine. Keyed by run, the run's other tasks share the
-    key: without quarantine their later steps are applied before the parked one (an order
-    violation); with it they are parked behind it."""
+    """The course's poison scenario has poison on the agent group (1 step event in 1,000) and on
+    the state group (1 write in 500). Keyed by task, a parked agent step's task produces nothing
+    more, so nothing of its key overtakes it; but a model call's state writes share its task's key,
+    so a parked state write has later writes of its key behind it: with quarantine they are parked
+    behind it, without it each is applied ahead of it (an order violation). Keyed by run, the run's
+    other tasks share the key too, in both groups."""
     s = course_scenario("poison")
-    ref = simulate(reference(), s).metrics
+    sim, result = run(reference(), s)
+    ref = result.metrics
+    states = sim.layer(PoisonEvents).states
+    assert set(states) == {"agent", "state"}
     assert (ref.order_violations, ref.lost) == (0, 0)
-    assert ref.dead_lettered > 0
+    assert states["agent"].quarantined == 0  # nothing of a parked step's task comes after it
+    behind = states["state"].quarantined
+    assert behind > 0  # the later writes of a parked write's key
+    given_up = sum(1 for st in states.values() for x in st.poison.values() if x.seconds is not None)
+    assert ref.dead_lettered == given_up + behind
+    # Without quarantine the writes parked behind are applied ahead of their poison write.
+    loose_task = simulate(known_bad("no-quarantine"), s).metrics
+    assert loose_task.order_violations == behind
+    assert loose_task.dead_lettered == given_up
     quarantined = simulate(reference(event_log={"partition_key": "run_id"}), s).metrics
     loose = simulate(
         reference(event_log={"partition_key": "run_id"}, failures={"quarantine_per_key": False}), s
     ).metrics
     assert quarantined.order_violations == 0
-    assert loose.order_violations > 0
+    assert loose.order_violations > loose_task.order_violations  # a run key is shared more widely
     assert quarantined.dead_lettered > loose.dead_lettered  # the later steps parked behind
     unlimited = simulate(known_bad("unlimited-retry"), s).metrics
     assert (unlimited.dead_lettered, unlimited.lost) == (0, 0)
     assert unlimited.lag_total_max > ref.lag_total_max
+    # Without a dead-letter queue the poison events are dropped, and nothing is parked behind
+    # them (there is no queue to park in): exactly the events the reference gave up are lost.
     dropped = simulate(known_bad("no-dead-letter-queue"), s).metrics
-    assert dropped.lost == ref.dead_lettered
+    assert dropped.lost == given_up
     assert dropped.dead_lettered == 0

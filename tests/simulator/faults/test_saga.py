@@ -1,7 +1,9 @@
 """Sagas over side-effecting tools (issue item 9, worked item 7): steps fail independently,
 compensations run in reverse order with their own keys, a compensation that keeps failing sends
-the saga to a human queue. The closed form holds exactly; 200,000 simulated sagas agree within
-3 standard errors; sagas in a simulation come out of ``simulate``."""
+the saga to a human queue, an irreversible step placed first is left undone by a later failure.
+The closed form holds exactly; 200,000 simulated sagas agree within 3 standard errors; sagas in a
+simulation come out of ``simulate``, their repeated and misapplied compensations counted apart
+from the pipeline's ``duplicate_effects``."""
 
 from __future__ import annotations
 
@@ -22,7 +24,10 @@ REVERSE = SagaSection(
     compensation_idempotency_key=True,
     max_compensation_attempts=3,
     escalate_to_human_queue=True,
+    irreversible_steps_last=True,
 )
+"""The course's saga: reverse order, keyed compensations, escalation, the irreversible step (the
+delivery) last, so that no failure comes after it."""
 N = 200_000
 FORWARD = CompensationOrder.forward
 
@@ -102,6 +107,43 @@ def test_order_keys_and_escalation_decide_the_damage() -> None:
     assert none.left_undone.sum() == np.count_nonzero(none.failed_at >= 1)
 
 
+def test_an_irreversible_first_step_is_left_undone_by_a_later_failure() -> None:
+    """With the irreversible step first, every saga failing after it (at step 2 or 3) stays half
+    done, escalated or not: p (1 - p) + p^2 (1 - p) = 0.171 of them at p = 0.9; placed last, only
+    the stuck sagas that no one was told about are."""
+    first = REVERSE.model_copy(update={"irreversible_steps_last": False})
+    d = draw_sagas(N, 3, 0.9, np.random.default_rng(5), first, compensation_success=0.5)
+    after_first = d.failed_at >= 1
+    assert np.array_equal(d.left_undone, after_first | (d.stuck & ~d.to_human_queue))
+    share = float(np.mean(d.left_undone))
+    expected = saga_outcomes(0.9, 3).p_needs_compensation
+    assert expected == pytest.approx(0.171)
+    assert abs(share - expected) <= 3 * proportion_standard_error(expected, N)
+    assert d.to_human_queue.any()  # escalation still happens: it does not undo the delivery
+    last = draw_sagas(N, 3, 0.9, np.random.default_rng(5), REVERSE, compensation_success=0.5)
+    assert not last.left_undone.any()
+
+
+def test_approvals_that_never_come_hold_sagas_unless_a_deadline_expires_them() -> None:
+    d = draw_sagas(N, 3, 0.95, np.random.default_rng(9), REVERSE, approval_never=0.03)
+    share = float(np.mean(d.held_forever))
+    assert abs(share - 0.03) <= 3 * proportion_standard_error(0.03, N)
+    deadline = REVERSE.model_copy(update={"approval_deadline_hours": 24})
+    expired = draw_sagas(N, 3, 0.95, np.random.default_rng(9), deadline, approval_never=0.03)
+    assert not expired.held_forever.any()
+
+
+def test_a_compensation_the_receiver_never_accepts_fails_every_attempt() -> None:
+    """A share 0.1 of compensations impossible on top of attempts that always succeed: a saga
+    failing at step k is stuck with probability 1 - 0.9^(k - 1) (every stuck one escalated)."""
+    d = draw_sagas(N, 3, 0.9, np.random.default_rng(13), REVERSE, impossible=0.1)
+    o = saga_outcomes(0.9, 3)
+    expected = sum(p * (1 - 0.9**k) for k, p in enumerate(o.p_first_failure_at))
+    share = float(np.mean(d.to_human_queue))
+    assert abs(share - expected) <= 3 * proportion_standard_error(expected, N)
+    assert np.array_equal(d.stuck, d.to_human_queue)
+
+
 def saga_run(saga: dict[str, Any], **fault: Any):
     """10 runs/s for 300 s, each with 12 tool calls carrying 4 sagas of 3 steps (12,000 sagas)."""
     d = design(
@@ -143,7 +185,10 @@ def test_sagas_in_a_simulation_match_the_closed_form() -> None:
     assert any("sagas:" in note for note in result.notes)
 
 
-def test_forward_compensation_and_unkeyed_retries_show_as_duplicate_effects() -> None:
+def test_forward_compensation_and_unkeyed_retries_show_as_misapplied_and_repeated() -> None:
+    """Out-of-order and repeated compensations have metrics of their own
+    (``compensations_misapplied``, ``compensations_repeated``); the pipeline's
+    ``duplicate_effects`` (redelivered steps applied again) does not count them."""
     forward = {
         "enabled": True,
         "compensation_order": "forward",
@@ -152,13 +197,21 @@ def test_forward_compensation_and_unkeyed_retries_show_as_duplicate_effects() ->
     sim, result = saga_run(forward, step_success=0.8, compensation_success=1.0)
     state = sim.layer(Sagas).state
     assert state is not None
-    assert result.metrics.duplicate_effects == state.counted["duplicate_effects"] > 0
+    m = result.metrics
+    assert m.compensations_misapplied == state.counted["compensations_misapplied"] > 0
+    assert m.compensations_repeated == 0  # keyed: a retry is recognised
+    assert m.duplicate_effects == 0
     unkeyed = {"enabled": True, "compensation_order": "reverse", "escalate_to_human_queue": True}
-    _, retried = saga_run(
+    sim, retried = saga_run(
         unkeyed, step_success=0.8, compensation_success=0.5, applied_on_failure=1.0
     )
-    assert retried.metrics.duplicate_effects > 0
-    assert retried.metrics.sagas_to_human_queue > 0
+    state = sim.layer(Sagas).state
+    assert state is not None
+    r = retried.metrics
+    assert r.compensations_repeated == state.counted["compensations_repeated"] > 0
+    assert r.compensations_misapplied == 0
+    assert r.duplicate_effects == 0
+    assert r.sagas_to_human_queue > 0
 
 
 def test_compensation_attempts_are_tool_calls_that_take_time() -> None:

@@ -71,7 +71,13 @@ def test_fault_windows_and_series(name: str) -> None:
 
 def test_errors_show_while_the_provider_or_the_store_is_down() -> None:
     outage = simulate(known_bad("no-fallback"), course_scenario("provider-outage"))
-    [window] = outage.fault_windows
+    # Two agent workers crash 2 s before the outage and are back 30 s later, inside it.
+    windows = {w.kind: w for w in outage.fault_windows}
+    assert sorted(windows) == ["provider_outage", "worker_crash"]
+    crash, window = windows["worker_crash"], windows["provider_outage"]
+    assert crash.start_s < window.start_s < crash.end_s < window.end_s
+    before, _ = in_window(outage, 0, crash.start_s)
+    assert sum(before) == 0
     errors, lag = in_window(outage, window.start_s, window.end_s)
     assert sum(errors) > 0
     # Causal runs pause during the outage: the lag grows by the runs requested meanwhile (one
