@@ -18,11 +18,11 @@ EXPECTED_TITLES = [
     "Design the data model",
     "Record every step in a durable event log",
     "Exactly-once effects from at-least-once delivery",
-    "Add the agents, the tools and the model",
+    "Buy the model's capacity and cache its answers",
     "Orchestrator-worker or peer agents",
     "Scale to the evening peak within budget",
     "Checkpoint granularity",
-    "Survive a worker crash",
+    "Survive lost, paused and redeployed workers",
     "Side-effecting tools and compensation",
     "Fail over the state store",
     "Poison messages and dead letters",
@@ -38,9 +38,10 @@ def test_the_thirteen_steps_in_order(course: LoadedCourse):
     assert [s.title for s in course.steps] == EXPECTED_TITLES
 
 
-def test_each_step_has_three_to_eight_checks(course: LoadedCourse):
+def test_each_step_has_one_to_eight_checks(course: LoadedCourse):
+    """One check per consequence a step teaches (a mistake costs points in one place)."""
     counts = {s.slug: len(s.step.checks) for s in course.steps if s.step}
-    assert all(3 <= n <= 8 for n in counts.values()), counts
+    assert all(1 <= n <= 8 for n in counts.values()), counts
 
 
 def test_check_ids_are_unique_across_the_course(course: LoadedCourse):

@@ -51,9 +51,13 @@ def test_failed_checks_explain_in_the_designs_numbers(file: str):
     assert outcome.result is not None
     for step in outcome.result.steps:
         for check in step.checks:
-            if check.status != "pass":
-                assert check.status == "fail", f"{step.id}/{check.id}: {check.message}"
+            if check.status == "fail":
                 assert any(ch.isdigit() for ch in check.explanation), f"{step.id}/{check.id}"
+            elif check.status != "pass":
+                # a check its scenario could not exercise for this design says what was missing
+                # (committing before the work redelivers no tool call for step 10 to judge)
+                assert check.status == "not_exercised", f"{step.id}/{check.id}: {check.message}"
+                assert check.message.startswith("Not exercised: "), f"{step.id}/{check.id}"
 
 
 def test_reference_keeps_ten_to_twenty_percent_of_the_budget():

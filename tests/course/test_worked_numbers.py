@@ -31,8 +31,8 @@ def test_step_3_assignment_numbers(course: LoadedCourse):
     assert partition_counts(assign_partitions("range", eight, 6), eight).count(0) == 2
 
 
-def test_step_5_slow_batch_numbers(course: LoadedCourse):
-    text = _narrative(course, "agents-tools-model")
+def test_step_9_slow_batch_numbers(course: LoadedCourse):
+    text = _narrative(course, "worker-crash")
     assert "a batch of 50 records at 2 s each, one after another, takes 100 s" in text
     assert "at 7 s each it needs 350 s, so its consumer is kicked" in text
     assert batch_seconds(50, 2.0) == 100
@@ -41,8 +41,8 @@ def test_step_5_slow_batch_numbers(course: LoadedCourse):
     assert poll_interval_exceeded(50, 7.0)
 
 
-def test_step_9_sizing_example_numbers(course: LoadedCourse):
-    text = _narrative(course, "worker-crash")
+def test_step_7_sizing_example_numbers(course: LoadedCourse):
+    text = _narrative(course, "evening-peak")
     assert "48 partitions at 2.0 s a step against 20 events/s give 4 events/s of headroom" in text
     assert "a 3-minute outage becomes a 15-minute recovery" in text
     assert "with 40 partitions capacity equals arrivals and the backlog never drains" in text
