@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedCourse, LoadedStep
+from app.course.step_design import decided_through
 from app.models import StepProgress, StepStatus, utcnow
 from simulator.design import Design
 
@@ -91,18 +92,10 @@ def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-NOT_INPUTS = ("name",)
-"""Design paths that feed no step: the design's name labels the file, nothing reads it."""
-
-
-def _not_fed(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
-    """NOT_INPUTS and the fields first decided after ``step`` (made once per load)."""
-    key = f"progress:not_fed:{step.slug}"
-    if key not in course.derived:
-        later = {f for f, number in first_decided(course).items() if number > step.number}
-        course.derived[key] = frozenset(later | set(NOT_INPUTS))
-    not_fed: frozenset[str] = course.derived[key]
-    return not_fed
+def _fed_paths(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
+    """The design paths that feed ``step``: the fields it and the steps before it decide (the
+    rest is the course's neutral design: app.course.step_design)."""
+    return decided_through(course, step)
 
 
 @dataclass(frozen=True)
@@ -125,17 +118,17 @@ def _values(design: Design) -> list[_Value]:
     return out
 
 
-def _fed(value: _Value, not_fed: frozenset[str]) -> bool:
-    return not any(p in not_fed for p in value.lineage)
+def _fed(value: _Value, fed: frozenset[str]) -> bool:
+    return any(p in fed for p in value.lineage)
 
 
 def step_inputs(course: LoadedCourse, step: LoadedStep, design: Design) -> dict[str, Any]:
-    """The values of ``design`` that feed ``step``, by dotted path (JSON values): every value
-    except those first decided in a later step (and NOT_INPUTS). A step's own decisions, the
-    earlier steps' and the values no step decides (an uploaded design's) feed it; a later step's
-    decision does not, so deciding step 9 never sends step 4 back."""
-    not_fed = _not_fed(course, step)
-    return {v.path: json.loads(v.text) for v in _values(design) if _fed(v, not_fed)}
+    """The values of ``design`` that feed ``step``, by dotted path (JSON values): the step's own
+    decisions and the earlier steps'. A later step's decision does not, so deciding step 9 never
+    sends step 4 back; nor does a value no step decides (an uploaded design's): the step judges
+    the course's neutral value there (app.course.step_design)."""
+    fed = _fed_paths(course, step)
+    return {v.path: json.loads(v.text) for v in _values(design) if _fed(v, fed)}
 
 
 def inputs_sha256(course: LoadedCourse, step: LoadedStep, design: Design) -> str:
@@ -145,10 +138,10 @@ def inputs_sha256(course: LoadedCourse, step: LoadedStep, design: Design) -> str
 
 
 def _sha256(course: LoadedCourse, step: LoadedStep, values: list[_Value]) -> str:
-    not_fed = _not_fed(course, step)
+    fed = _fed_paths(course, step)
     digest = hashlib.sha256()
     for value in values:
-        if _fed(value, not_fed):
+        if _fed(value, fed):
             digest.update(f"{value.path}={value.text}\n".encode())
     return digest.hexdigest()
 

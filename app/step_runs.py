@@ -1,6 +1,8 @@
 """Grading a learner's design for the browser: one step, or every step for the report card.
 
-A grade needs the simulation of each scenario its steps name (the step's and any check's own).
+A grade needs the simulation of each scenario its steps name (the step's and any check's own),
+each for the design that step judges (the learner's decisions up to it, the course's neutral
+values for the rest: app.course.step_design).
 Those come from the ``sim_results`` cache when the same design, scenario, seed and simulator
 version ran before; the others are simulated off the event loop by :func:`simulate_off_loop`,
 stored, and handed to the grader. Seeds are each scenario's own, as ``designlab grade`` uses them
@@ -18,8 +20,9 @@ from sqlalchemy.orm import Session
 
 from app import metrics, simpool
 from app.course.content import LoadedStep
+from app.course.step_design import step_design
 from app.errors import BadInput, Unavailable
-from app.grading.grader import CourseMaterial, grade
+from app.grading.grader import CourseMaterial, design_sha256, grade
 from app.grading.result import GradeResult
 from app.sim_cache import CacheKey, cache_key, cached, store
 from simulator.design import Design
@@ -50,23 +53,66 @@ def scenario_names(material: CourseMaterial, steps: Sequence[LoadedStep]) -> lis
     """Names of the course scenarios ``steps`` simulate (step and check scenarios), in order."""
     names: list[str] = []
     for loaded in steps:
-        if loaded.step is None or not loaded.available:
-            continue
-        wanted = [loaded.step.scenario, *(c.scenario for c in loaded.step.checks)]
-        for name in wanted:
-            if name and name in material.loaded.scenarios and name not in names:
+        for name in _step_scenarios(material, loaded):
+            if name not in names:
                 names.append(name)
     return names
 
 
+def _step_scenarios(material: CourseMaterial, loaded: LoadedStep) -> list[str]:
+    if loaded.step is None or not loaded.available:
+        return []
+    wanted = [loaded.step.scenario, *(c.scenario for c in loaded.step.checks)]
+    return [n for n in dict.fromkeys(wanted) if n and n in material.loaded.scenarios]
+
+
+RunKey = tuple[str, str]
+"""A simulation a grade reads: (the SHA-256 of the design it judges, the scenario's name)."""
+
+
+def step_designs(
+    design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+) -> dict[str, Design]:
+    """Per step id, the design the step judges (the learner's decisions up to it, the course's
+    neutral values for the rest: app.course.step_design)."""
+    return {loaded.slug: step_design(material.loaded, loaded, design) for loaded in steps}
+
+
+def wanted_runs(
+    design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+) -> dict[RunKey, tuple[Design, str]]:
+    """Every simulation grading ``steps`` for ``design`` reads: each step's design under each
+    scenario the step names, once."""
+    judged = step_designs(design, material, steps)
+    out: dict[RunKey, tuple[Design, str]] = {}
+    for loaded in steps:
+        sha = design_sha256(judged[loaded.slug])
+        for name in _step_scenarios(material, loaded):
+            out.setdefault((sha, name), (judged[loaded.slug], name))
+    return out
+
+
+def _shas(design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]) -> dict[str, str]:
+    return {k: design_sha256(v) for k, v in step_designs(design, material, steps).items()}
+
+
 @dataclass
 class Runs:
-    """The simulations a grade reads, by scenario name, and the ones that failed (not cached)."""
+    """The simulations a grade reads, by :data:`RunKey`, and the ones that failed (not cached)."""
 
-    results: dict[str, SimulationResult] = field(default_factory=dict)
-    failures: dict[str, Exception] = field(default_factory=dict)
+    results: dict[RunKey, SimulationResult] = field(default_factory=dict)
+    failures: dict[RunKey, Exception] = field(default_factory=dict)
     simulated: int = 0
     """How many of them were simulated now (the rest came from the cache)."""
+    step_designs: dict[str, str] = field(default_factory=dict)
+    """Per step id, the SHA-256 of the design it judges."""
+
+    def of_step(self, step_id: str, name: str | None) -> SimulationResult | None:
+        """The run of scenario ``name`` for step ``step_id``'s design, or None."""
+        sha = self.step_designs.get(step_id)
+        if sha is None or name is None:
+            return None
+        return self.results.get((sha, name))
 
     def refusal(self) -> BadInput | None:
         """The failures that are refusals for the design's own fields (each a BadInput naming
@@ -82,7 +128,7 @@ class Runs:
     def unavailable(self) -> Unavailable | None:
         """The failure that means no grade could be given now (a dead worker, a busy pool, an
         internal error, logged here), as an Unavailable; None when every failure is a refusal."""
-        for name, exc in self.failures.items():
+        for (_, name), exc in self.failures.items():
             if isinstance(exc, Unavailable):
                 return exc
             if not isinstance(exc, BadInput):
@@ -96,9 +142,14 @@ class Runs:
         return None
 
 
-def _keys(design: Design, material: CourseMaterial, names: list[str]) -> dict[str, CacheKey]:
+def _keys(
+    design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
+) -> dict[RunKey, tuple[Design, str, CacheKey]]:
     scenarios = material.loaded.scenarios
-    return {n: cache_key(design, n, scenarios[n], scenarios[n].seed) for n in names}
+    return {
+        key: (judged, name, cache_key(judged, name, scenarios[name], scenarios[name].seed))
+        for key, (judged, name) in wanted_runs(design, material, steps).items()
+    }
 
 
 def cached_runs(
@@ -114,13 +165,15 @@ def cached_runs(
     ``counted``: a run that will simulate what is missing (then :func:`ensure_runs` counts the
     lookups) counts its hits here when everything was cached (/metrics' cache hit rate).
     """
-    keys = _keys(design, material, scenario_names(material, steps))
-    found = cached(session, keys.values())
+    keys = _keys(design, material, steps)
+    found = cached(session, [k for _, _, k in keys.values()])
     if len(found) < len(keys):
         return None
     if counted:
         metrics.count_cache_lookups(hits=len(found), misses=0)
-    return Runs({name: found[key] for name, key in keys.items()})
+    runs = Runs({key: found[cache] for key, (_, _, cache) in keys.items()})
+    runs.step_designs = _shas(design, material, steps)
+    return runs
 
 
 async def ensure_runs(
@@ -130,35 +183,37 @@ async def ensure_runs(
     steps: Sequence[LoadedStep],
     client: str = simpool.ANONYMOUS,
 ) -> Runs:
-    """Every simulation ``steps`` need for ``design``: cached ones read, the rest simulated off
-    the event loop for ``client`` (app.simpool.client_key) and stored in the cache. A simulation
-    that raises is kept in ``failures``, never raised: see Runs.refusal and Runs.unavailable.
+    """Every simulation ``steps`` need for ``design`` (each step's own design: see
+    :func:`wanted_runs`): cached ones read, the rest simulated off the event loop for ``client``
+    (app.simpool.client_key) and stored in the cache. A simulation that raises is kept in
+    ``failures``, never raised: see Runs.refusal and Runs.unavailable.
 
     Commits ``session`` twice: after reading the cache, so no transaction or pooled connection is
     held while simulations run, and after storing the new results, so no row lock is held across
     a later await (two learners with the same design store the same key: on PostgreSQL the second
     insert waits for the first transaction, and waiting on the event loop would freeze it).
     """
-    keys = _keys(design, material, scenario_names(material, steps))
-    found = cached(session, keys.values())
+    keys = _keys(design, material, steps)
+    found = cached(session, [k for _, _, k in keys.values()])
     session.commit()
     metrics.count_cache_lookups(hits=len(found), misses=len(keys) - len(found))
-    runs = Runs({name: found[key] for name, key in keys.items() if key in found})
+    runs = Runs({key: found[cache] for key, (_, _, cache) in keys.items() if cache in found})
+    runs.step_designs = _shas(design, material, steps)
     fresh: dict[CacheKey, SimulationResult] = {}
-    for name, key in keys.items():
-        if name in runs.results:
+    for key, (judged, name, cache) in keys.items():
+        if key in runs.results:
             continue
         scenario = material.loaded.scenarios[name]
         try:
-            result = await simulate_off_loop(design, scenario, key.seed, client)
+            result = await simulate_off_loop(judged, scenario, cache.seed, client)
         except Exception as exc:  # the caller decides: Runs.refusal, Runs.unavailable
-            runs.failures[name] = exc
+            runs.failures[key] = exc
             continue
-        fresh[key] = result
-        runs.results[name] = result
+        fresh[cache] = result
+        runs.results[key] = result
         runs.simulated += 1
-    for key, result in fresh.items():
-        store(session, key, result)
+    for cache, result in fresh.items():
+        store(session, cache, result)
     session.commit()
     return runs
 
@@ -174,11 +229,11 @@ def grade_with_runs(
     """
     by_scenario = {id(material.loaded.scenarios[n]): n for n in scenario_names(material, steps)}
 
-    def served(_design: Design, scenario: Scenario, _seed: int) -> SimulationResult:
-        name = by_scenario[id(scenario)]
-        if name in runs.failures:
-            raise runs.failures[name]
-        return runs.results[name]
+    def served(judged: Design, scenario: Scenario, _seed: int) -> SimulationResult:
+        key = (design_sha256(judged), by_scenario[id(scenario)])
+        if key in runs.failures:
+            raise runs.failures[key]
+        return runs.results[key]
 
     subset = CourseMaterial(replace(material.loaded, steps=tuple(steps)), material.pricing)
     return grade(design, subset, simulate=served)

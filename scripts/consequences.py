@@ -15,6 +15,8 @@ Exit codes: 0 every decision moves its metric on every seed, 1 one does not, 2 u
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -86,21 +88,25 @@ def metric_of(metrics: Any, name: str) -> float:
     return float("inf") if value is None else float(value)
 
 
-def measure(decision: Decision, seed: int) -> tuple[float, float]:
-    """The metric for the reference design and for the wrong design, at ``seed``."""
+@functools.lru_cache(maxsize=512)
+def _metrics(design_json: str, scenario: str, seed: int) -> Any:
+    """The metrics of one run (cached: rows sharing a base share the reference's runs)."""
     from simulator import simulate
     from simulator.design import Design
     from simulator.files import load_scenario
 
+    design = Design.model_validate(json.loads(design_json))
+    return simulate(design, load_scenario(STEPS / "scenarios" / f"{scenario}.yaml"), seed).metrics
+
+
+def measure(decision: Decision, seed: int) -> tuple[float, float]:
+    """The metric for the reference design and for the wrong design, at ``seed``."""
     reference = yaml.safe_load((STEPS / "designs" / "reference.yaml").read_text(encoding="utf-8"))
     reference = with_values(reference, decision.base or {})
-    scenario = load_scenario(STEPS / "scenarios" / f"{decision.scenario}.yaml")
-    right = Design.model_validate(reference)
-    wrong = Design.model_validate(with_values(reference, decision.wrong))
-    return (
-        metric_of(simulate(right, scenario, seed).metrics, decision.metric),
-        metric_of(simulate(wrong, scenario, seed).metrics, decision.metric),
-    )
+    wrong = with_values(reference, decision.wrong)
+    right_m = _metrics(json.dumps(reference, sort_keys=True), decision.scenario, seed)
+    wrong_m = _metrics(json.dumps(wrong, sort_keys=True), decision.scenario, seed)
+    return metric_of(right_m, decision.metric), metric_of(wrong_m, decision.metric)
 
 
 def shows(decision: Decision, right: float, wrong: float) -> bool:

@@ -19,15 +19,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 STEPS = Path(__file__).resolve().parent.parent / "steps"
 
 
-def _grade(args: tuple[str, int]) -> tuple[str, int, frozenset[str]]:
+def _grade_seed(seed: int) -> list[tuple[str, int, frozenset[str]]]:
+    """Every design of the course graded at ``seed``, the runs designs share simulated once
+    (``app.grading.selftest.shared_runs``): one job per seed."""
     from app.grading.grader import grade, load_material
+    from app.grading.selftest import shared_runs
     from simulator.files import load_design
 
-    file, seed = args
     material = load_material(STEPS)
-    result = grade(load_design(STEPS / file), material, seed=seed)
-    failed = frozenset(c.id for s in result.steps for c in s.checks if c.status != "pass")
-    return file, seed, failed
+    course = material.course
+    simulate = shared_runs()
+    out = []
+    for file in [course.reference_design, *(bad.file for bad in course.known_bad)]:
+        result = grade(load_design(STEPS / file), material, seed=seed, simulate=simulate)
+        failed = frozenset(c.id for s in result.steps for c in s.checks if c.status != "pass")
+        out.append((file, seed, failed))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     work = [(f, s) for f in expected for s in args.seeds]
     strays: dict[str, dict[str, list[int]]] = {}
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for file, seed, failed in pool.map(_grade, work, chunksize=4):
+        graded = (row for rows in pool.map(_grade_seed, args.seeds) for row in rows)
+        for file, seed, failed in graded:
             for check in failed ^ expected[file]:
                 how = "also failed" if check in failed else "passed"
                 strays.setdefault(file, {}).setdefault(f"{how} {check}", []).append(seed)

@@ -55,8 +55,8 @@ checks:
     title: No event lost
     points: 2
     expr: metrics.lost == 0
-    pass: Nothing was lost.
-    fail: Events were lost.
+    pass: "{{ metrics.processed }} events processed, none lost."
+    fail: "{{ metrics.lost }} events were lost."
     explain: "{{ metrics.lost }} events lost"
     concept: commit-order
     needs:

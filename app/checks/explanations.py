@@ -147,6 +147,11 @@ def _undeclared_names(found: list[nodes.Node]) -> set[str]:
     return {n.name for n in found if isinstance(n, nodes.Name) and n.ctx == "load"} - bound
 
 
+def template_names(template: str) -> frozenset[str]:
+    """Root names a template reads (raises TemplateSyntaxError when it does not parse)."""
+    return frozenset(_undeclared_names(_all_nodes(parsed(template))))
+
+
 def _unknown_filters_and_tests(found: list[nodes.Node]) -> list[str]:
     """A filter or test the environment does not have, as Jinja words it when compiling."""
     problems = []

@@ -5,7 +5,9 @@ Every check, explanation and step figure is evaluated over the same names:
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
   ``estimate`` (simulator.estimate.Estimate, or None), ``budget_usd`` (float, US dollars/month);
-- the functions min, max, abs, round, len and ``fmt(x, digits=1)``.
+- the functions min, max, abs, round, len, ``fmt(x, digits=1)``, ``pct(part, whole, limit)`` and
+  ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
+  verdict beside them).
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
 those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
@@ -51,6 +53,37 @@ def fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
+def _digits_for(value: float, limit: float | None, digits: int) -> int:
+    """Decimals at which ``value`` printed falls on the same side of ``limit`` as ``value``
+    (and is not printed equal to it unless it is equal): at most 4 more than ``digits``."""
+    if limit is None or value == limit:
+        return digits
+    for d in range(digits, digits + 5):
+        shown = round(value, d)
+        if (shown > limit) == (value > limit) and shown != limit:
+            return d
+    return digits + 4
+
+
+def pct(part: float, whole: float = 1.0, limit: float | None = None, digits: int = 0) -> str:
+    """``part`` as a percentage of ``whole``: ``pct(63.7, 85)`` -> ``75 %``. With ``limit`` (in
+    the unit of ``part``) the decimals grow until the printed figure sits on the same side of the
+    limit as the true one, so a verdict never reads against its number: ``pct(85012, 85000,
+    85000)`` -> ``100.01 %``, not ``100 %``. ``n/a`` when ``whole`` is 0."""
+    if not whole:
+        return "n/a"
+    value = 100.0 * part / whole
+    bound = None if limit is None else 100.0 * limit / whole
+    return f"{value:,.{_digits_for(value, bound, digits)}f} %"
+
+
+def usd(amount: float, limit: float | None = None) -> str:
+    """US dollars, whole: ``usd(73430.2)`` -> ``$73,430``; with ``limit`` cents appear when the
+    whole dollars would read equal to it though the amount is not (``$85,000.40``)."""
+    digits = 2 if _digits_for(amount, limit, 0) else 0
+    return f"${amount:,.{digits}f}"
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
@@ -58,6 +91,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "round": round,
     "len": len,
     "fmt": fmt,
+    "pct": pct,
+    "usd": usd,
 }
 """The only functions an expression or template may call."""
 

@@ -19,6 +19,7 @@ from app.checks.explanations import parsed
 from app.checks.expressions import parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
+from app.course.lint_checks import RULES as CHECK_RULES
 from app.course.lint_grading import RULES as GRADING_RULES
 from app.course.narrative import heading_anchors
 from simulator.design import Design
@@ -127,7 +128,10 @@ def _range_problems(decision: Decision, spec: DesignField) -> list[tuple[str, st
 def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
     """Each decision names a real design field, a widget that fits it, valid choice values, and
     a min/max inside the design model's own bounds (the form shows the decision's range and the
-    server enforces it, app.web.forms.field_bounds: it must not offer what the design refuses)."""
+    server enforces it, app.web.forms.field_bounds: it must not offer what the design refuses).
+    A choice (with its ``also`` values) is validated on the reference design, as a learner
+    meets it; an error it causes at another field is left to the form's conflict check."""
+    base = course.reference_design or Design()
     for step in _steps(course):
         assert step.step is not None
         seen: set[str] = set()
@@ -146,13 +150,26 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
             for key, message in _range_problems(decision, spec):
                 yield _at(step, "error", ("decisions", i, key), message)
             for j, choice in enumerate(decision.choices):
+                values = {decision.field: choice.value, **choice.also}
                 try:
-                    with_values(Design(), {decision.field: choice.value})
+                    for path in choice.also:
+                        design_field(path)
+                    with_values(base, values)
+                except UnknownField as exc:
+                    yield _at(step, "error", ("decisions", i, "choices", j, "also"), str(exc))
                 except ValidationError as exc:
-                    message = exc.errors()[0]["msg"]
-                    loc = ("decisions", i, "choices", j, "value")
-                    message = f"{choice.value!r} for {decision.field}: {message}"
-                    yield _at(step, "error", loc, message)
+                    # An error at another field is a combination the form's conflict check
+                    # explains to the learner (app.web.conflicts); only the option's own values
+                    # must be valid.
+                    own = [
+                        e for e in exc.errors() if ".".join(str(p) for p in e["loc"]) in values
+                    ]
+                    if own:
+                        at = ".".join(str(p) for p in own[0]["loc"])
+                        key = "value" if at == decision.field else "also"
+                        loc = ("decisions", i, "choices", j, key)
+                        text = f"{values[at]!r} for {at}: {own[0]['msg']}"
+                        yield _at(step, "error", loc, text)
 
 
 def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
@@ -201,6 +218,7 @@ RULES: list[Rule] = [
     checks_well_formed,
     course_files_exist,
     *GRADING_RULES,
+    *CHECK_RULES,
 ]
 """Every rule the loader runs, in order. Append new rules here."""
 

@@ -19,10 +19,13 @@ class _Doc(BaseModel):
 
 
 class Choice(_Doc):
-    """One option of a select or radio decision."""
+    """One option of a select or radio decision. ``also``: other design fields the option sets
+    with it (dotted path -> value), so one plausible choice can bundle values that only make
+    sense together (acks=all with the idempotent producer; a cache off, or keyed one way)."""
 
     value: str | int | float | bool | None
     label: str
+    also: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
 
 
 class Decision(_Doc):

@@ -16,9 +16,11 @@ from typing import Any
 import simulator
 from app.checks.explanations import ExplanationError, render_explanation
 from app.checks.expressions import ExpressionError, evaluate, names_used
+from app.checks.kinds import CheckKind, check_kind
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
+from app.course.step_design import step_design
 from app.errors import BadInput, Unavailable
 from app.grading.result import (
     CheckResult,
@@ -133,18 +135,26 @@ class _Grading:
     material: CourseMaterial
     seed: int | None
     simulate: Simulate | None
-    runs: dict[str, _Run] = field(default_factory=dict)
+    runs: dict[tuple[str, str], _Run] = field(default_factory=dict)
+    """Keyed by (the step design's SHA-256, scenario name)."""
 
-    def run(self, name: str) -> _Run:
-        """The scenario's run, simulated on first use and reused after (cached within a grade)."""
-        if name in self.runs:
-            return self.runs[name]
+    def design_for(self, loaded: LoadedStep) -> Design:
+        """The design ``loaded`` judges: the learner's decisions up to it, the course's neutral
+        values for the rest (app.course.step_design)."""
+        return step_design(self.material.loaded, loaded, self.design)
+
+    def run(self, name: str, design: Design) -> _Run:
+        """The scenario's run for ``design``, simulated on first use and reused after (cached
+        within a grade: steps whose designs agree share it)."""
+        key = (design_sha256(design), name)
+        if key in self.runs:
+            return self.runs[key]
         scenario = self.material.loaded.scenarios[name]
         seed = scenario.seed if self.seed is None else self.seed
         run = _Run(scenario, seed)
         try:
-            run.estimate = estimate(self.design, scenario)
-            run.result = run_scenario(self.design, scenario, seed, self.material, self.simulate)
+            run.estimate = estimate(design, scenario)
+            run.result = run_scenario(design, scenario, seed, self.material, self.simulate)
         except Unavailable:  # not a verdict on the design: the whole grade could not run
             raise
         except BadInput as exc:  # refused for the design's (or scenario's) own fields
@@ -152,14 +162,14 @@ class _Grading:
             run.problems = [InputProblem.from_field_error(f) for f in exc.fields]
         except Exception as exc:  # reported on the checks that need it, never raised
             run.failure = f"simulating {name} failed: {type(exc).__name__}: {exc}"
-        self.runs[name] = run
+        self.runs[key] = run
         return run
 
-    def names(self, scenario_name: str | None) -> dict[str, Any]:
+    def names(self, scenario_name: str | None, design: Design) -> dict[str, Any]:
         """The names a check sees (app.checks.names) for a scenario, or for none."""
-        run = self.run(scenario_name) if scenario_name else None
+        run = self.run(scenario_name, design) if scenario_name else None
         return {
-            "design": self.design,
+            "design": design,
             "scenario": run.scenario if run else None,
             "metrics": run.metrics if run else None,
             "cost": run.cost if run else None,
@@ -168,10 +178,18 @@ class _Grading:
         }
 
 
+def _kind(check: Check) -> CheckKind:
+    try:
+        return check_kind(check.expr)
+    except SyntaxError:
+        return "design_review"
+
+
 def _check_result(check: Check, status: CheckStatus, message: str, explanation: str) -> CheckResult:
     return CheckResult(
         id=check.id,
         title=check.title,
+        kind=_kind(check),
         status=status,
         points=check.points if status == "pass" else 0,
         max_points=check.points,
@@ -182,12 +200,14 @@ def _check_result(check: Check, status: CheckStatus, message: str, explanation: 
     )
 
 
-def _grade_check(grading: _Grading, check: Check, step_scenario: str | None) -> CheckResult:
+def _grade_check(
+    grading: _Grading, check: Check, step_scenario: str | None, design: Design
+) -> CheckResult:
     scenario_name = check.scenario or step_scenario
     if scenario_name and scenario_name not in grading.material.loaded.scenarios:
         return _check_result(check, "error", f"scenario {scenario_name!r} is not in the course", "")
-    names = grading.names(scenario_name)
-    run = grading.runs.get(scenario_name) if scenario_name else None
+    names = grading.names(scenario_name, design)
+    run = grading.run(scenario_name, design) if scenario_name else None
     if run and run.failure:
         try:
             needs_run = bool(names_used(check.expr) & {"metrics", "cost"})
@@ -254,10 +274,11 @@ def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
     if not loaded.available or loaded.step is None:
         return _unavailable_step(loaded)
     step = loaded.step
-    checks = [_grade_check(grading, check, step.scenario) for check in step.checks]
-    run = grading.runs.get(step.scenario) if step.scenario else None
-    if step.scenario and run is None and step.scenario in grading.material.loaded.scenarios:
-        run = grading.run(step.scenario)
+    design = grading.design_for(loaded)
+    checks = [_grade_check(grading, check, step.scenario, design) for check in step.checks]
+    run = None
+    if step.scenario and step.scenario in grading.material.loaded.scenarios:
+        run = grading.run(step.scenario, design)
     status = _status([c.status for c in checks])
     message = ""
     truncated = bool(run and run.result and run.result.truncated)
@@ -326,8 +347,9 @@ def grade(
     points = sum(s.points for s in steps)
     max_points = sum(s.max_points for s in steps)
     status = _status([s.status for s in steps])
+    # The bill of the most decided design: the last no-fault run of the grade.
     steady = next(
-        (r for r in grading.runs.values() if r.cost is not None and not r.scenario.faults), None
+        (r for r in reversed(grading.runs.values()) if r.cost and not r.scenario.faults), None
     )
     return GradeResult(
         status=status,

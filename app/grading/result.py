@@ -38,6 +38,10 @@ class CheckResult(_Out):
 
     id: str
     title: str
+    kind: Literal["simulated", "design_review"] = Field(
+        description="simulated: the verdict is a figure of the run; design_review: it reads the "
+        "design's structure only (at most 20 % of the course's points)."
+    )
     status: CheckStatus = Field(
         description="pass, fail, not_exercised (the run never produced what the check judges, "
         "so nothing was judged: 0 points) or error (the check could not run)."

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import simulator
 from app.grading.grader import CourseMaterial, Simulate, grade
 from app.grading.result import GradeResult
+from simulator.design import Design
 from simulator.errors import InputFileError
 from simulator.files import load_design
+from simulator.result import SimulationResult
+from simulator.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,29 @@ def _outcome(
     return SelfTestOutcome(file, expected, failed, result)
 
 
+def shared_runs(simulate: Simulate | None = None) -> Simulate:
+    """``simulate`` (default ``simulator.simulate``) remembering each run by design, scenario and
+    seed (the design's name aside: a run does not read it). A known-bad design is the reference
+    with one decision changed, so every step before that decision's step grades the same step
+    design as the reference: the self-test runs it once. Results are not mutated by the grader
+    (it prices a copy)."""
+    inner = simulate or simulator.simulate
+    runs: dict[tuple[str, int, int], SimulationResult] = {}
+
+    def run(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
+        key = (design.model_dump_json(exclude={"name"}), id(scenario), seed)
+        if key not in runs:
+            runs[key] = inner(design, scenario, seed)
+        return runs[key]
+
+    return run
+
+
 def self_test(material: CourseMaterial, simulate: Simulate | None = None) -> list[SelfTestOutcome]:
-    """Grade the reference design and every known-bad design; one outcome each, in course order."""
+    """Grade the reference design and every known-bad design; one outcome each, in course order.
+    Runs shared by several designs are simulated once (:func:`shared_runs`)."""
     course = material.course
+    simulate = shared_runs(simulate)
     outcomes = [_outcome(material, course.reference_design, frozenset(), simulate)]
     for bad in course.known_bad:
         outcomes.append(_outcome(material, bad.file, frozenset(bad.fails), simulate))

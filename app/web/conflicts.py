@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from app.course.choices import bundled, held_option, option_label
 from app.course.design_fields import get_value
 from app.course.models import Decision, Step
 from app.web.forms import as_form_value
@@ -49,6 +50,13 @@ def _form_value(decision: Decision, form: Mapping[str, str], design: Design) -> 
         return "true" if decision.field in form else "false"
     if decision.field in form:
         return form[decision.field]
+    return _saved_value(decision, design)
+
+
+def _saved_value(decision: Decision, design: Design) -> str:
+    """The decision's value in ``design`` as the form holds it."""
+    if bundled(decision):
+        return held_option(decision, design)
     return as_form_value(get_value(design, decision.field))
 
 
@@ -57,6 +65,8 @@ def shown_value(decision: Decision, value: str) -> str:
     number with its unit, "(empty)" for nothing."""
     if decision.widget == "checkbox":
         return "on" if value == "true" else "off"
+    if bundled(decision):
+        return option_label(decision, value) or "(empty)"
     for choice in decision.choices:
         if as_form_value(choice.value) == value:
             return choice.label
@@ -73,7 +83,7 @@ def differences(step: Step, form: Mapping[str, str], saved: Design) -> list[Diff
     every = form.get(KEEP_ALL, "")
     for decision in step.decisions:
         mine = _form_value(decision, form, saved)
-        theirs = as_form_value(get_value(saved, decision.field))
+        theirs = _saved_value(decision, saved)
         if mine == theirs:
             continue
         chosen = every or form.get(KEEP_PREFIX + decision.field, "")

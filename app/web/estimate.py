@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from app.course.content import LoadedStep
+from app.course.step_design import step_design
 from app.grading.grader import CourseMaterial
 from app.web.forms import read_decisions
 from app.web.step_request import StepDep
@@ -53,11 +54,14 @@ class EstimateView:
 def estimate_view(
     design: Design, material: CourseMaterial, step: LoadedStep, problems: tuple[str, ...] = ()
 ) -> EstimateView | None:
-    """The estimate of ``design`` under the step's scenario; None for a step without one."""
+    """The estimate of the design ``step`` judges (``design``'s decisions up to the step, the
+    course's neutral values for the rest: app.course.step_design) under the step's scenario;
+    None for a step without one."""
     name = step.step.scenario if step.step is not None else None
     scenario = material.loaded.scenarios.get(name) if name else None
     if name is None or scenario is None:
         return None
+    design = step_design(material.loaded, step, design)
     cost = monthly_cost(design, scenario, material.pricing, budget_usd=material.course.budget_usd)
     return EstimateView(name, estimate(design, scenario), cost, bool(scenario.faults), problems)
 

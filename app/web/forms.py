@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.course.choices import bundled, fields_set, held_option, option_value, option_values
 from app.course.design_fields import design_field, get_value, with_values
 from app.course.models import Decision, Step
 from simulator.design import Design
@@ -64,6 +65,11 @@ def as_form_value(value: Any) -> str:
 
 
 def _options(decision: Decision, current: str) -> list[Option]:
+    if bundled(decision):
+        return [
+            Option(option_value(i), c.label, option_value(i) == current)
+            for i, c in enumerate(decision.choices)
+        ]
     if decision.choices:
         pairs = [(as_form_value(c.value), c.label) for c in decision.choices]
     else:
@@ -120,7 +126,11 @@ def build_fields(
     for decision in step.decisions:
         spec = design_field(decision.field)
         bounds = field_bounds(decision)
-        value = as_form_value(get_value(design, decision.field))
+        value = (
+            held_option(decision, design)
+            if bundled(decision)
+            else as_form_value(get_value(design, decision.field))
+        )
         if submitted is not None and decision.widget == "checkbox":
             value = "true" if decision.field in submitted else "false"
         elif submitted is not None and decision.field in submitted:
@@ -167,6 +177,12 @@ def read_decisions(
             raw = "true" if raw is not None else "false"
         if raw is None:
             continue
+        if bundled(decision):
+            try:
+                values.update(option_values(decision, raw))
+            except ValueError as exc:
+                errors[decision.field] = str(exc)
+            continue
         try:
             value = spec.coerce(raw)
         except ValueError as exc:
@@ -185,8 +201,9 @@ def read_decisions(
         return with_values(design, values), {}
     except ValidationError as exc:
         decided = {d.field for d in step.decisions}
+        bundles = {p: d.field for d in step.decisions for p in fields_set(d)}
         for err in exc.errors():
             path = ".".join(str(p) for p in err["loc"])
             message = str(err["msg"]).removeprefix("Value error, ")
-            errors[path if path in decided else ""] = message
+            errors[path if path in decided else bundles.get(path, "")] = message
         return None, errors

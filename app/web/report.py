@@ -93,13 +93,20 @@ def step_lines(course: LoadedCourse, graded: GradeResult) -> list[StepLine]:
     return lines
 
 
-def fault_rows(material: CourseMaterial, runs: Runs) -> list[FaultRow]:
-    """The key durability figures of every simulated scenario that injects faults."""
+def fault_rows(material: CourseMaterial, runs: Runs, graded: GradeResult) -> list[FaultRow]:
+    """The key durability figures of each step's scenario that injects faults, for the design
+    that step judges (each scenario once, at the first step that runs it)."""
     rows = []
-    for name, result in runs.results.items():
+    shown: set[str] = set()
+    for step in graded.steps:
+        name = step.scenario
+        result = runs.of_step(step.id, name)
+        if name is None or result is None or name in shown:
+            continue
         scenario = material.loaded.scenarios[name]
         if not scenario.faults:
             continue
+        shown.add(name)
         kinds = dict.fromkeys(fault_name(f.kind) for f in scenario.faults)
         m = result.metrics
         drain_seconds, drain_note = shown_drain(result)
@@ -147,7 +154,7 @@ async def report_context(
         "checks_total": sum(len(s.checks) for s in graded.steps),
         "checks_passed": sum(c.status == "pass" for s in graded.steps for c in s.checks),
         "lines": step_lines(course, graded),
-        "faults": fault_rows(material, runs),
+        "faults": fault_rows(material, runs, graded),
         "cost": graded.cost,
         "cost_chart": cost_view,
         "design": design,

@@ -25,6 +25,11 @@ class FaultFigures:
     backlog_at_restart: int | None = None
     """Events behind when crashed workers came back (None: no crash, or they never came back)."""
     backlog_peak: int = 0
+    redelivered: int = 0
+    """Records consumed again after the fault (a crash, a rebalance, a reset offset)."""
+    reprocessing_rate: float = 0.0
+    """``redelivered`` over every record consumed, 0..1: beside a lag back to zero, work done
+    again (dedupe discards it, or it is applied twice)."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +81,14 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
         drain_note,
         m.backlog_at_restart,
         m.backlog_peak,
+        m.redelivered,
+        m.reprocessing_rate,
     )
 
 
 def step_results(step: StepResult, runs: Runs) -> StepResults:
     """The view of ``step`` (one step of a grade) with the simulation of its scenario."""
-    simulation = runs.results.get(step.scenario) if step.scenario else None
+    simulation = runs.of_step(step.id, step.scenario)
     return StepResults(
         step=step,
         simulation=simulation,

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.course.content import LoadedStep
+from app.course.step_design import decided_later, step_design
 from app.grading.grader import CourseMaterial
 from app.models import StepStatus
 from app.progress import StepStanding
@@ -32,8 +33,8 @@ RERUN_NOTE = (
 )
 STANDS_NOTE = (
     "Your last run of this step still counts: {points}/{max_points} points, and every value it "
-    "depends on is as you ran it. Decisions of later steps changed your design since, so its "
-    "simulation as it stands has not run yet. Run the step to see those results."
+    "depends on is as you ran it. Its simulation is no longer kept (the simulator changed, or "
+    "the cache was cleared): run the step to see the results again."
 )
 
 ATTEMPTED = (StepStatus.passed, StepStatus.failed, StepStatus.needs_rerun)
@@ -48,6 +49,20 @@ def last_results(
         return None
     graded = grade_with_runs(design, material, [step], runs)
     return step_results(graded.steps[0], runs)
+
+
+def later_decisions(material: CourseMaterial, step: LoadedStep) -> list[tuple[int, str]]:
+    """Per later step (number, the labels of its decisions this step takes from the course's
+    neutral design), for the note that says which figures depend on later steps."""
+    labels: dict[str, str] = {}
+    for other in material.loaded.steps:
+        for decision in other.step.decisions if other.step is not None else []:
+            labels.setdefault(decision.field, decision.label)
+    later = decided_later(material.loaded, step)
+    return [
+        (number, ", ".join(labels.get(f, f) for f in fields))
+        for number, fields in sorted(later.items())
+    ]
 
 
 def add_step_views(
@@ -78,8 +93,9 @@ def add_step_views(
     simulation = results.simulation if results else None
     context["estimate"] = estimate
     context["results"] = results
+    context["later_decisions"] = later_decisions(material, step)
     context["diagram"] = architecture(
-        design,
+        step_design(material.loaded, step, design),
         metrics=simulation.metrics if simulation else None,
         timeseries=simulation.timeseries if simulation else None,
         estimate=estimate.estimate if estimate else None,

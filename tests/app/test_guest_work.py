@@ -23,6 +23,7 @@ def failed_step(step_id: str) -> StepResult:
     check = CheckResult(
         id="enough-partitions",
         title="At least 24 partitions",
+        kind="design_review",
         status="fail",
         points=0,
         max_points=3,

@@ -41,7 +41,11 @@ def test_runs_are_simulated_once_and_graded_as_the_cli_grades(material, database
         assert cached_runs(session, design, material, steps) is None
         runs = asyncio.run(ensure_runs(session, design, material, steps))
         session.commit()
-        assert (sorted(runs.results), runs.simulated, runs.failures) == (["crash", "peak"], 2, {})
+        scenarios = sorted(name for _, name in runs.results)
+        assert (scenarios, runs.simulated, runs.failures) == (["crash", "peak"], 2, {})
+        # keyed by the SHA-256 of the design each step judges (with no reference design in
+        # this course, the design itself for every step)
+        assert {sha for sha, _ in runs.results} == set(runs.step_designs.values())
     with factory() as session:
         again = cached_runs(session, design, material, steps)
         assert again is not None and again.results == runs.results
@@ -63,7 +67,7 @@ def test_a_simulation_that_raises_makes_its_checks_errors_and_is_not_cached(
     with factory() as session:
         runs = asyncio.run(ensure_runs(session, Design(), material, step))
         session.commit()
-        assert set(runs.failures) == {"crash", "peak"} and runs.results == {}
+        assert {name for _, name in runs.failures} == {"crash", "peak"} and runs.results == {}
         assert cached_runs(session, Design(), material, step) is None
     graded = grade_with_runs(Design(), material, step, runs)
     (result,) = graded.steps

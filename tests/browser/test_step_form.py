@@ -15,7 +15,11 @@ from tests.live_server import LiveServer
 pytestmark = pytest.mark.browser
 
 STEP = "/steps/run-api"
-RETENTION = "Key retention"
+"""A step without a scenario: its run grades the design at once, no simulation to wait for."""
+NUMBERS = "/steps/exactly-once-effects"
+"""A step with a number field in hours (its estimate is closed-form; nothing here runs it)."""
+RETENTION = "Keep processed event ids for"
+RETENTION_FIELD = "delivery.dedupe_key_retention_hours"
 SLOW_MS = 60_000
 
 
@@ -40,10 +44,14 @@ def browser() -> Iterator[Browser]:
 def page(browser: Browser, server: str) -> Iterator[Page]:
     context = browser.new_context(base_url=server)
     page = context.new_page()
-    page.goto(STEP)
-    page.wait_for_load_state("networkidle")
+    open_step(page, STEP)
     yield page
     context.close()
+
+
+def open_step(page: Page, path: str) -> None:
+    page.goto(path)
+    page.wait_for_load_state("networkidle")
 
 
 def active_id(page: Page) -> str:
@@ -67,6 +75,7 @@ def test_reloading_with_typed_unsaved_values_warns_then_offers_them_back(page: P
         dialog.accept()
 
     page.on("dialog", accept)
+    open_step(page, NUMBERS)
     saved = page.get_by_label(RETENTION, exact=True).input_value()
     page.get_by_label(RETENTION, exact=True).fill("77")
     page.reload()
@@ -83,6 +92,7 @@ def test_reloading_with_typed_unsaved_values_warns_then_offers_them_back(page: P
 def test_a_saved_form_reloads_without_a_question_or_a_draft(page: Page):
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.accept()))
+    open_step(page, NUMBERS)
     page.get_by_label(RETENTION, exact=True).fill("96")
     page.get_by_role("button", name="Save decisions").click()
     expect(page.locator("#decisions .saved")).to_be_visible(timeout=SLOW_MS)
@@ -99,14 +109,13 @@ def test_a_stale_tab_lists_what_differs_and_a_button_keeps_every_saved_value(
     context = browser.new_context(base_url=server)
     first, stale = context.new_page(), context.new_page()
     for tab in (first, stale):
-        tab.goto(STEP)
-        tab.wait_for_load_state("networkidle")
+        open_step(tab, NUMBERS)
     first.get_by_label(RETENTION, exact=True).fill("48")
     first.get_by_role("button", name="Save decisions").click()
     expect(first.locator("#decisions .saved")).to_be_visible(timeout=SLOW_MS)
     stale.get_by_label(RETENTION, exact=True).fill("12")
     stale.get_by_role("button", name="Save decisions").click()
-    row = stale.locator("#conflicts tr[data-field='api.idempotency_key_retention_hours']")
+    row = stale.locator(f"#conflicts tr[data-field='{RETENTION_FIELD}']")
     expect(row.locator(".mine")).to_have_text("12 hours", timeout=SLOW_MS)
     expect(row.locator(".theirs")).to_have_text("48 hours")
     stale.get_by_role("button", name="Use all saved values and save").click()

@@ -87,10 +87,10 @@ def test_every_plain_message_of_the_course_renders_as_jinja_renders_it():
         for step in course.steps
         if step.step is not None
         for check in step.step.checks
-        for text in (check.explain, check.pass_message, check.fail_message)
+        for text in (check.explain, check.pass_message, check.fail_message, check.hint)
         if "{" not in text
     ]
-    assert len(plain) > 50
+    assert len(plain) > 20  # the hints: every message of the course is computed from the run
     assert [render_explanation(t, {}) for t in plain] == [_rendered_by_jinja(t) for t in plain]
 
 

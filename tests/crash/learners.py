@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import httpx
 from bs4 import BeautifulSoup
 
-STEP = "event-log"
+STEP = "evening-peak"
+"""The step that decides FIELD (step 7, "Scale to the evening peak within budget")."""
 FIELD = "event_log.partitions"
 
 

@@ -158,3 +158,13 @@ def test_a_fail_message_is_computed_from_the_run(refusal_course, design, tmp_pat
     calls = result.steps[0].metrics.model_calls
     assert calls > 0
     assert check.message == f"{calls:,} calls made, not fewer than none."
+
+
+def test_each_check_carries_its_kind(material, design):
+    """A check over the run (metrics, cost) is simulated; one over the design or the closed-form
+    estimate only is a design review."""
+    result = grade(design, material)
+    assert [[c.kind for c in s.checks] for s in result.steps] == [
+        ["simulated", "simulated", "design_review"],
+        ["simulated", "design_review"],
+    ]

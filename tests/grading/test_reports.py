@@ -82,6 +82,7 @@ def test_json_is_contract_3(thin_log):
     assert data["steps"][1]["checks"][0] == {
         "id": "replicated-log",
         "title": "Three replicas, two in sync",
+        "kind": "design_review",
         "status": "fail",
         "points": 0,
         "max_points": 4,

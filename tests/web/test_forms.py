@@ -53,12 +53,14 @@ def test_case8_every_number_field_refuses_a_value_outside_its_shown_bounds(side)
         # still refuse it with its own words).
         assert not at_edge.get(decision.field, "").startswith("Enter "), (decision.field, at_edge)
         checked += 1
-    assert checked >= 40
+    # Every number field of the course is bounded on both sides (26 of them as the course
+    # stands); a handful would mean the loop above tested almost nothing.
+    assert checked >= 20
 
 
 def test_case8_45_typed_into_a_field_in_ms_that_starts_at_1000_is_refused(client, make_settings):
     """consumers.agent.max_poll_interval_ms is shown with min 1000 (ms); 45 used to be saved."""
-    slug = "agents-tools-model"
+    slug = "worker-crash"
     page = soup(client.get(f"/steps/{slug}"))
     field = page.select_one("input[name='consumers.agent.max_poll_interval_ms']")
     assert field is not None and float(field["min"]) == 1000

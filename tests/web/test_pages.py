@@ -57,7 +57,13 @@ def test_step_page_has_rail_narrative_and_a_labelled_form(course_client):
     assert form["method"] == "post" and form["action"].endswith("/steps/commit-order")
     assert unlabelled_controls(page) == []
     radios = form.select("input[type=radio][name='delivery.commit']")
-    assert [r["value"] for r in radios] == ["after_processing", "before_processing", "auto"]
+    # No choices in the step: one radio per value of the design's commit mode, in its order.
+    assert [r["value"] for r in radios] == [
+        "after_processing",
+        "before_processing",
+        "auto",
+        "in_effect_transaction",
+    ]
     assert [r["value"] for r in radios if r.has_attr("checked")] == ["auto"]
     partitions = form.select_one("input[name='event_log.partitions']")
     assert (partitions["type"], partitions["value"], partitions["min"], partitions["max"]) == (

@@ -165,6 +165,13 @@ def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_
     behind = page.select_one("#backlog-at-restart").get_text()
     assert behind.startswith(f"{metrics['backlog_at_restart']:,} events were behind when")
     assert f"peaked at {metrics['backlog_peak']:,}" in behind
+    again = page.select_one("#reprocessing").get_text()
+    if metrics["redelivered"]:
+        rate = f"{100 * metrics['reprocessing_rate']:.2f} %"
+        assert again.startswith(f"{metrics['redelivered']:,} records were consumed again")
+        assert f"re-processing rate {rate}" in again
+    else:
+        assert again.startswith("No record was consumed twice")
     lag = json.loads(page.select_one("script#chart-lag-data").get_text())
     assert lag["windows"] == [{"label": "worker crash", "start": 30.0, "end": 60.0}]
     assert (lag["x"]["label"], lag["y"]["label"]) == ("time (s)", "lag (step events)")

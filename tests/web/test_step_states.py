@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import delete
 
-from app.models import Role
+from app import sim_cache
+from app.db import make_engine, make_sessionmaker
+from app.models import Role, SimResult
 from tests.factories import write
 from tests.instructor.signing_in import add_user, sign_in
 from tests.web.html import soup
@@ -95,16 +98,34 @@ def test_partitions_96_then_97_then_96_leave_the_run_standing_on_every_page(lear
     assert score.startswith("score so far 5/") and "re-run" not in score
 
 
+def forget_simulations(settings) -> None:
+    """Empty the simulation cache: its table and this process's recent results."""
+    factory = make_sessionmaker(make_engine(settings.database_url))
+    with factory() as session:
+        session.execute(delete(SimResult))
+        session.commit()
+    with sim_cache._recent_lock:
+        sim_cache._recent.clear()
+
+
 def test_a_later_steps_decision_leaves_an_earlier_run_standing_on_every_page(
-    learner, instructor
+    learner, instructor, make_settings
 ):
     run = step_form(learner, "event-log", event_log__partitions="32", delivery__dedupe=DURABLE)
     assert learner.post("/steps/event-log/run", data=run, headers=HX).status_code == 200
     save(learner, "worker-crash", model__retry__max_attempts="5")
-    # Before anything simulates the changed design (the report card would), the step page says
-    # the run stands rather than that its decisions changed.
+    # Step 2 simulates its step design, which takes step 3's value from the reference design:
+    # the later decision leaves it as it ran, so the page shows that run's results, no note.
+    page = soup(learner.get("/steps/event-log"))
+    assert page.select_one("#results ol.checks") is not None
+    assert page.select_one("#results .notice") is None
+    assert page.select_one("#uncounted-note") is None
+    done = {"overview": "done 5/5", "rail": "done 5/5", "report": "done 5/5", "class": "passed"}
+    assert states(learner, instructor, "event-log", 2) == done
+    # With its simulation no longer cached, the page says the run still stands, not that its
+    # decisions changed.
+    forget_simulations(make_settings())
     note = words(soup(learner.get("/steps/event-log")).select_one("#results .notice"))
     assert "changed since your last run" not in note
     assert note.startswith("Your last run of this step still counts: 5/5 points")
-    done = {"overview": "done 5/5", "rail": "done 5/5", "report": "done 5/5", "class": "passed"}
     assert states(learner, instructor, "event-log", 2) == done

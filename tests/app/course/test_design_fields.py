@@ -19,6 +19,7 @@ def test_enum_and_literal_fields_list_their_choices():
         "after_processing",
         "before_processing",
         "auto",
+        "in_effect_transaction",
     ]
     spec = design_field("api.start_status_code")
     assert spec.kind == "choice" and spec.coerce("202") == 202

@@ -30,8 +30,12 @@ def _line_of(path: Path, needle: str) -> int:
 
 
 def test_the_fixture_course_is_clean(course):
-    """No errors and no warnings in the fixture."""
-    assert [str(p) for p in load_course(course).problems] == []
+    """No errors in the fixture; its warnings are only the check-kind rules' (it is a course of
+    design reviews with fixed sentences on purpose: it grades without simulating)."""
+    problems = load_course(course).problems
+    assert [str(p) for p in problems if p.severity == "error"] == []
+    kinds = ("is a fixed sentence", "design-review checks carry")
+    assert [str(p) for p in problems if not any(k in p.message for k in kinds)] == []
 
 
 def test_an_unknown_name_in_an_expression_names_file_line_and_field(course):

@@ -1,0 +1,89 @@
+"""The design a step judges: the learner's decisions up to that step, the course's neutral values
+for the rest (issue 15: a step judges only what has been decided by then).
+
+Step ``k`` of a course sees, for every design field that steps ``1..k`` decide, the learner's
+value, and for every other field (decided by a later step, or by no step) the course's reference
+design's, which is sane everywhere. So a later step's default (a handful of partitions, no
+fallback) never shows in an earlier step's numbers, and a design file graded in CI is judged step
+by step exactly as in the browser. Without a reference design the learner's design is used whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.course.choices import fields_set
+from app.course.content import LoadedCourse, LoadedStep
+from simulator.design import Design
+
+
+def decided_through(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
+    """Dotted design fields that steps ``1..step.number`` decide (made once per load)."""
+    key = f"step_design:decided:{step.slug}"
+    if key not in course.derived:
+        fields = {
+            path
+            for other in course.steps
+            if other.number <= step.number and other.step is not None
+            for decision in other.step.decisions
+            for path in fields_set(decision)
+        }
+        course.derived[key] = frozenset(fields)
+    decided: frozenset[str] = course.derived[key]
+    return decided
+
+
+def decided_later(course: LoadedCourse, step: LoadedStep) -> dict[int, list[str]]:
+    """Fields a later step decides and this step takes from the reference, by step number (each
+    field under the step that first decides it), for the page's note."""
+    mine = decided_through(course, step)
+    later: dict[int, list[str]] = {}
+    for other in course.steps:
+        if other.number <= step.number or other.step is None:
+            continue
+        for decision in other.step.decisions:
+            if decision.field not in mine and all(
+                decision.field not in fields for fields in later.values()
+            ):
+                later.setdefault(other.number, []).append(decision.field)
+        mine = mine | {p for d in other.step.decisions for p in fields_set(d)}
+    return later
+
+
+def _set(tree: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    node = tree
+    for name in parents:
+        node = node.setdefault(name, {})
+    node[leaf] = value
+
+
+def _get(tree: dict[str, Any], path: str) -> Any:
+    node: Any = tree
+    for name in path.split("."):
+        node = node[name]
+    return node
+
+
+def step_design(course: LoadedCourse, step: LoadedStep, design: Design) -> Design:
+    """The design ``step`` judges (see the module docstring). When the mix is not a valid design
+    (a value of this step that needs one of a later step's), the learner's design is used whole,
+    so its own field errors are what the learner sees."""
+    neutral = course.reference_design
+    if neutral is None:
+        return design
+    decided = decided_through(course, step)
+    base = neutral.model_dump(mode="json")
+    mine = design.model_dump(mode="json")
+    for path in decided:
+        try:
+            _set(base, path, _get(mine, path))
+        except (KeyError, TypeError):
+            continue
+    base["name"] = mine.get("name", base.get("name"))
+    try:
+        return Design.model_validate(base)
+    except ValidationError:
+        return design
