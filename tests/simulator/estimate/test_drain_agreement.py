@@ -14,6 +14,7 @@ import pytest
 from simulator import simulate
 from simulator.estimate import estimate
 from simulator.files import load_design, load_scenario
+from tests.simulator.estimate.known_gaps import with_known_gaps
 
 STEPS = Path(__file__).resolve().parents[3] / "steps"
 SEEDS = (1, 2, 3)
@@ -44,18 +45,7 @@ NOT_YET_AGREEING = {
 fails the test, so that the entry is removed)."""
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=NOT_YET_AGREEING[n]),
-        )
-        if n in NOT_YET_AGREEING
-        else n
-        for n in SCENARIOS
-    ],
-)
+@pytest.mark.parametrize("name", with_known_gaps(SCENARIOS, NOT_YET_AGREEING))
 def test_estimate_and_simulation_agree_on_the_drain(name: str) -> None:
     design = load_design(STEPS / "designs" / "reference.yaml")
     scenario = load_scenario(STEPS / "scenarios" / f"{name}.yaml")

@@ -20,6 +20,7 @@ from simulator import simulate
 from simulator.design import Design
 from simulator.estimate import estimate
 from simulator.files import load_design, load_scenario
+from tests.simulator.estimate.known_gaps import with_known_gaps
 from tests.simulator.faults.builders import merged
 
 STEPS = Path(__file__).resolve().parents[3] / "steps"
@@ -60,18 +61,7 @@ NOT_YET_AGREEING = {
 fails the test, so that the entry is removed)."""
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=NOT_YET_AGREEING[n]),
-        )
-        if n in NOT_YET_AGREEING
-        else n
-        for n in CASES
-    ],
-)
+@pytest.mark.parametrize("name", with_known_gaps(CASES, NOT_YET_AGREEING))
 def test_estimate_and_simulation_agree_on_provider_wait_at_the_peak(name: str) -> None:
     design = CASES[name]
     scenario = load_scenario(STEPS / "scenarios" / "peak.yaml")
