@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from simulator.closed_forms.queueing import erlang_c, mmc_wait_seconds
 from simulator.design import ModelProvider
 
@@ -103,3 +105,56 @@ def burst_capacity(per_minute_limit: float, cost: float) -> float:
     if cost > per_minute_limit:
         return second
     return max(second, cost)
+
+
+WAVE_POINTS = 2001
+"""Points of the quadrature over a wave's size in :func:`relay_wave_wait`."""
+
+
+def relay_wave_wait(
+    calls_per_second: float,
+    interval_s: float,
+    callers: int,
+    rate_per_second: float,
+    burst_calls: float,
+    peakedness: float = 1.0,
+) -> float:
+    """Mean seconds a model call waits at the gateway for a rate limit's bucket when an outbox
+    relay polling every ``interval_s`` publishes the calls written meanwhile together (a wave).
+
+    A wave holds ``X`` calls, mean ``N = calls_per_second x interval_s``, its variance
+    ``peakedness x N`` (a compound Poisson count: a causal run's researchers call together,
+    :func:`simulator.estimate.runs.peakedness`; 1 for Poisson calls), taken as a gamma
+    distribution of that mean and variance. Calls on one partition run one after another, so the
+    wave reaches the gateway as the ``D = P (1 - (1 - 1/P)^X)`` distinct partitions among the
+    ``P = callers`` the calls can be on (balls into bins). The bucket has refilled between waves
+    (``rate x interval >= burst``) and admits ``burst_calls`` at once; the ``j``-th call beyond
+    it waits ``j / rate``: ``m (m + 1) / (2 rate)`` for ``m = max(0, D - burst)``. The mean over
+    the waves (a quadrature over ``X``) divided by ``N``. 10 calls/s, a 5 s relay, 96
+    partitions, a 2.5 M TPM bucket of 1,800-token calls (23.1 calls a second), peakedness 4:
+    0.138 s (the simulation: 0.123-0.158 s, seeds 1-3). 0 when a wave fits the bucket, with no
+    wave (``interval_s`` or ``peakedness`` 0, the deterministic mode's constant delay), or when
+    the bucket does not refill between waves (then :func:`bucket_wait`'s queue is the figure).
+    """
+    mean = calls_per_second * interval_s
+    if mean <= 0 or peakedness <= 0 or callers <= burst_calls or rate_per_second <= 0:
+        return 0.0
+    if rate_per_second * interval_s < burst_calls:
+        return 0.0
+    p = float(callers)
+    # The wave size at which D reaches the bucket: P (1 - (1 - 1/P)^x) = burst.
+    start = math.log1p(-burst_calls / p) / math.log1p(-1.0 / p) if p > 1 else 0.0
+    shape = mean / peakedness
+    scale = peakedness
+    end = mean + 12.0 * math.sqrt(peakedness * mean) + 12.0 * scale
+    if start >= end:
+        return 0.0
+    x = np.linspace(max(start, 1e-12), end, WAVE_POINTS)
+    log_norm = math.lgamma(shape) + shape * math.log(scale)
+    log_density = (shape - 1.0) * np.log(x) - x / scale - log_norm
+    distinct = p * -np.expm1(x * math.log1p(-1.0 / p)) if p > 1 else np.minimum(x, 1.0)
+    excess = np.maximum(0.0, distinct - burst_calls)
+    per_wave = excess * (excess + 1.0) / (2.0 * rate_per_second)
+    y = np.exp(log_density) * per_wave
+    total = float(((y[1:] + y[:-1]) * np.diff(x)).sum() / 2.0)  # the trapezoid rule
+    return total / mean

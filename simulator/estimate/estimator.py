@@ -23,10 +23,11 @@ from simulator.closed_forms.provider import (
     bucket_wait,
     burst_capacity,
     gateway_wait,
+    relay_wave_wait,
     tokens_per_minute,
 )
 from simulator.closed_forms.queueing import kingman_wait, saturated, step_time_scv
-from simulator.design import Design, Replication
+from simulator.design import Design, ModelProvider, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
 from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
 from simulator.estimate.recovery import Spread, causal_recovery, partition_drain_s
@@ -333,7 +334,9 @@ def _model_load(
     ``c = max_concurrency``, Kleinrock 1975, sec. 3.5, scaled for bursts), 0 when the agent group
     can never have more calls in flight than the limit (busy partitions at most
     ``max_concurrency``); a call beyond the RPM or TPM bucket's room waits for it
-    (:func:`simulator.closed_forms.provider.bucket_wait`, the tighter bucket). ``bursts``: the
+    (:func:`simulator.closed_forms.provider.bucket_wait`, the tighter bucket), or, when an
+    outbox relay publishes the calls in waves, for the bucket to admit the wave
+    (:func:`simulator.closed_forms.provider.relay_wave_wait`, the larger). ``bursts``: the
     arrivals' and the calls' squared coefficients of variation (a causal run's researchers call
     at once: :func:`simulator.estimate.runs.peakedness`). ``None`` when the calls need the RPM,
     the TPM or the slots, or more.
@@ -353,20 +356,15 @@ def _model_load(
         model_eps, agent_step_s, primary.max_concurrency, callers, arrival_scv, service_scv
     )
     tokens = load.tokens.input_per_call + load.tokens.output_per_call
-    buckets = [
-        bucket_wait(model_eps, primary.rpm / 60.0, burst_capacity(primary.rpm, 1), arrival_scv)
+    rates = _bucket_rates(primary, tokens)
+    buckets = [bucket_wait(model_eps, rate, burst, arrival_scv) for rate, burst in rates]
+    relay_s = 2.0 * _relay_mean_s(design)
+    waves = [
+        relay_wave_wait(model_eps, relay_s, callers, rate, burst, arrival_scv)
+        for rate, burst in rates
     ]
-    if tokens > 0:
-        buckets.append(
-            bucket_wait(
-                model_eps,
-                primary.tpm / 60.0 / tokens,
-                burst_capacity(primary.tpm, tokens) / tokens,
-                arrival_scv,
-            )
-        )
     if wait is not None and all(b is not None for b in buckets):
-        wait += max(b for b in buckets if b is not None)
+        wait += max(max(b for b in buckets if b is not None), *waves)
     if saturated(rpm_needed / primary.rpm) or saturated(tpm_needed / primary.tpm):
         wait = None
     return ModelLoad(
@@ -384,6 +382,15 @@ def _model_load(
         wait_probability=p_wait,
         wait_s=wait,
     )
+
+
+def _bucket_rates(primary: ModelProvider, tokens: int) -> list[tuple[float, float]]:
+    """The RPM bucket's and (for calls with tokens) the TPM bucket's refill rate and capacity, in
+    calls a second and calls."""
+    rates = [(primary.rpm / 60.0, burst_capacity(primary.rpm, 1))]
+    if tokens > 0:
+        rates.append((primary.tpm / 60.0 / tokens, burst_capacity(primary.tpm, tokens) / tokens))
+    return rates
 
 
 def _state_writes_at_risk(

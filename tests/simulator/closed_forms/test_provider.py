@@ -43,3 +43,26 @@ def test_nobody_waits_when_the_callers_cannot_fill_the_slots() -> None:
 
 def test_the_gateway_wait_has_no_end_when_the_calls_need_every_slot() -> None:
     assert gateway_wait(10, 2.0, 20, callers=96) == (1.0, None)
+
+
+def test_a_relay_wave_waits_for_the_bucket_beyond_its_room() -> None:
+    """A 5 s relay at 10 calls/s publishes waves of 50 calls on about 39 of 96 partitions into a
+    TPM bucket of 23.1 calls: the docstring's 0.138 s with a run's peakedness 4, 0.124 s for
+    Poisson calls (less spread in the waves: the wait is convex in the wave's size)."""
+    from simulator.closed_forms.provider import relay_wave_wait
+
+    tpm_calls = 2_500_000 / 60 / 1800
+    assert relay_wave_wait(10, 5, 96, tpm_calls, tpm_calls, 4.0) == pytest.approx(0.1378, abs=1e-3)
+    assert relay_wave_wait(10, 5, 96, tpm_calls, tpm_calls, 1.0) == pytest.approx(0.1235, abs=1e-3)
+    # One wave with a fixed size (peakedness near 0): exactly m (m + 1) / (2 r) over N calls.
+    distinct = 96 * (1 - (1 - 1 / 96) ** 50)
+    m = distinct - tpm_calls
+    exact = m * (m + 1) / (2 * tpm_calls) / 50
+    assert relay_wave_wait(10, 5, 96, tpm_calls, tpm_calls, 1e-4) == pytest.approx(exact, rel=0.01)
+    # The course's 200 ms relay publishes two calls a wave: they fit.
+    assert relay_wave_wait(10, 0.2, 96, tpm_calls, tpm_calls, 4.0) == 0.0
+    # No relay, no waves (the deterministic mode's constant delay has peakedness 0).
+    assert relay_wave_wait(10, 0.0, 96, tpm_calls, tpm_calls, 4.0) == 0.0
+    assert relay_wave_wait(10, 5, 96, tpm_calls, tpm_calls, 0.0) == 0.0
+    # Fewer partitions than the bucket holds: a wave always fits.
+    assert relay_wave_wait(10, 5, 20, tpm_calls, tpm_calls, 4.0) == 0.0

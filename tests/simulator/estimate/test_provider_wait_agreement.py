@@ -50,13 +50,7 @@ def fewer_slots(limit: int) -> Design:
 CASES: dict[str, Design] = {p.stem: course_design(p) for p in DESIGNS}
 CASES["reference, 24 provider slots"] = fewer_slots(24)
 
-NOT_YET_AGREEING = {
-    "slow-outbox-relay": "the outbox relay's polls are not in the estimate's burstiness at the "
-    "gateway: a relay polling every 5 s publishes the 50 model calls written meanwhile at once "
-    "(about 39 of them on distinct partitions, so at the gateway together) against a TPM bucket "
-    "of 23 calls, and the rest wait for its refill: 0.123-0.158 s simulated (seeds 1-3, mean "
-    "0.137 s) against 7e-09 s (a run's peakedness alone).",
-}
+NOT_YET_AGREEING: dict[str, str] = {}
 """Cases whose provider wait the estimate does not model yet, with why (strict: an agreement there
 fails the test, so that the entry is removed)."""
 
