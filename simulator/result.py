@@ -278,6 +278,12 @@ class Metrics(_Out):
     compensations_misapplied: int = Field(
         0, description="Compensations run out of order (forward), undoing a released step."
     )
+    tool_retries_after_effect: int = Field(
+        0,
+        description="Saga scenarios: forward tool calls retried by their worker after a timeout "
+        "whose effect had landed; each repeats the effect (counted in duplicate_effects) unless "
+        "the call carries the event's idempotency key.",
+    )
     producer_blocked_seconds: float = 0.0
     checkpoint_writes: int = Field(
         0, description="State-store writes of checkpoints for the agent steps processed."

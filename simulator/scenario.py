@@ -286,7 +286,9 @@ class SagaFailure(_Fault):
     tool calls). Step ``k`` succeeds with ``step_success``; a failure at step ``k`` runs the
     design's compensations for the ``k - 1`` completed steps. A compensation attempt succeeds with
     ``compensation_success``; a failed attempt is a timeout whose effect still landed with
-    ``applied_on_failure``, so its retry repeats the effect unless it carries its own key.
+    ``applied_on_failure``, so its retry repeats the effect unless it carries its own key. A
+    forward step whose effect landed times out with ``forward_timeout_share`` and the tool worker
+    retries it: the retry repeats the effect unless the call carries the event's idempotency key.
     """
 
     kind: Literal["saga_failure"]
@@ -308,6 +310,15 @@ class SagaFailure(_Fault):
         le=1,
         description="Share of sagas waiting for a human approval that never comes: held for ever "
         "unless the design's approval_deadline_hours expires them.",
+    )
+    forward_timeout_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of completed forward steps whose call timed out after its effect "
+        "landed: the tool worker retries the call, and the retry repeats the effect unless it "
+        "carries the event's idempotency key (tools.side_effect_idempotency_key with keys from "
+        "the event id).",
     )
 
 

@@ -95,6 +95,7 @@ STILL_ON = {
     "provider_outage": "provider still down",
     "state_failover": "state store still failing over",
     "broker_loss": "broker still down",
+    "poison": "a poison event still stalling its partition",
 }
 """How the note names a fault that outlasts the window, by its kind (else: "<kind> still on")."""
 
@@ -175,14 +176,17 @@ def drain(
     if after.size == 0:
         if overloaded:
             return Drain(baseline, int(round(backlog)), None, never)
-        if end > float(t_s[-1]):
+        if end >= float(t_s[-1]):
             last = max(range(len(windows)), key=lambda i: windows[i][1])
             kind = kinds[last] if last < len(kinds) else "the fault"
             still = STILL_ON.get(kind, f"{kind.replace('_', ' ')} still on")
             behind = max(0.0, float(lag[-1]) - baseline)
+            why = (
+                "the lag cannot settle while it does" if kind == "poison" else "none can drain yet"
+            )
             note = (
                 f"{still} at the end of the window (until {end:,.0f} s): "
-                f"{behind:,.0f} events above normal, none can drain yet"
+                f"{behind:,.0f} events above normal, {why}"
             )
             return Drain(baseline, int(round(backlog)), None, note)
         left = float(lag[-1]) - baseline

@@ -23,11 +23,18 @@ leaves ``k - 1`` completed steps to compensate (Garcia-Molina and Salem, "Sagas"
 - a share ``approval_never_share`` of the sagas waits for an approval that never comes: held for
   ever (``sagas_held_forever``) unless ``approval_deadline_hours`` expires them.
 
+**Forward retries**: each completed forward step's call timed out after its effect landed with
+``forward_timeout_share`` (a binomial draw per saga, after the outcomes above), and the tool worker
+retried it (``tool_retries_after_effect``). The retry repeats the effect (counted in
+``duplicate_effects``) unless the call carries the event's idempotency key
+(``tools.side_effect_idempotency_key`` with keys from the event id): the receiver recognises it.
+
 **In the simulation**: outcomes are drawn for every saga of the window with the run's seed
 (:func:`draw_sagas`, vectorised), every compensation attempt is a tool call whose time (the mean
 tool-call time) is added to the tool event of the failing step, and the counts include the sagas
 whose deciding tool event (the failing step, or the last step when it completes) was processed in
-the window. ``saga_compensations`` counts compensations started.
+the window. A forward retry is a tool call too, its time added the same way.
+``saga_compensations`` counts compensations started.
 """
 
 from __future__ import annotations
@@ -180,6 +187,10 @@ class SagaState:
 
     decisive_rows: np.ndarray
     draws: SagaDraws
+    forward_retries: np.ndarray
+    """Per saga, shape ``(n,)``: forward calls retried after a timeout whose effect landed."""
+    keyed: bool
+    """The retries carry the event's idempotency key (the receiver recognises them)."""
     counted: dict[str, int] = field(default_factory=dict)
 
 
@@ -233,16 +244,22 @@ class Sagas(FaultLayer):
             approval_never=fault.approval_never_share,
             impossible=fault.compensation_impossible_share,
         )
+        completed = np.where(draws.failed_at >= 0, draws.failed_at, steps)
+        if fault.forward_timeout_share > 0.0:
+            retries = rng.binomial(completed, fault.forward_timeout_share).astype(np.int64)
+        else:
+            retries = np.zeros(ids.size, dtype=np.int64)
         decide_step = np.where(draws.failed_at >= 0, draws.failed_at, steps - 1)
         decisive = np.full(ids.size, -1, dtype=np.int64)
         match = step_of_row == decide_step[inverse]
         decisive[inverse[match]] = rows[match]
         decisive[~complete] = -1  # sagas cut by the window's edges are not counted
         mean_tool_s = float(tool_steps.mean()) if tool_steps.size else 0.0
-        work = np.nonzero((draws.attempts > 0) & (decisive >= 0))[0]
+        calls = draws.attempts + retries
+        work = np.nonzero((calls > 0) & (decisive >= 0))[0]
         for s in work.tolist():
             row = int(decisive[s])
-            extra = float(draws.attempts[s]) * mean_tool_s
+            extra = float(calls[s]) * mean_tool_s
             if graph is not None and sim.world is not None:
                 sim.world.ev_step[int(ids_of_row[row])] += extra
                 continue
@@ -250,7 +267,7 @@ class Sagas(FaultLayer):
             group.parts[p].step[row - int(topic.start[p])] += extra
         if graph is not None:
             decisive = np.where(decisive >= 0, ids_of_row[np.maximum(decisive, 0)], -1)
-        self.state = SagaState(decisive, draws)
+        self.state = SagaState(decisive, draws, retries, group.tool_keyed)
         return
         yield  # a process that acts at time 0 only
 
@@ -261,7 +278,8 @@ class Sagas(FaultLayer):
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
         """The compensations, the sagas sent to the human queue, left undone or held for ever,
-        the compensations repeated or run out of order, and a note."""
+        the compensations repeated or run out of order, the forward retries (and the effects
+        they repeated, added to ``duplicate_effects``), and a note."""
         if self.state is None or not self.state.counted:
             return result
         counted = self.state.counted
@@ -274,6 +292,8 @@ class Sagas(FaultLayer):
             sagas_held_forever=counted["held_forever"],
             compensations_repeated=counted["compensations_repeated"],
             compensations_misapplied=counted["compensations_misapplied"],
+            tool_retries_after_effect=counted["tool_retries_after_effect"],
+            duplicate_effects=result.metrics.duplicate_effects + counted["forward_repeated"],
         )
 
 
@@ -301,7 +321,11 @@ def count(sim: Simulation, state: SagaState) -> dict[str, int]:
         "compensations_misapplied": int(d.misapplied[seen].sum()),
         "held_forever": int(np.count_nonzero(seen & d.held_forever)),
         "compensation_attempts": int(d.attempts[seen].sum()),
+        "tool_retries_after_effect": int(state.forward_retries[seen].sum()),
     }
+    state.counted["forward_repeated"] = (
+        0 if state.keyed else state.counted["tool_retries_after_effect"]
+    )
     return state.counted
 
 

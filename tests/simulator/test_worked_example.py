@@ -8,6 +8,7 @@ Item 9: 20 step events/s, 2.0 s per agent step, 48 partitions on 4 instances x 1
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -266,3 +267,22 @@ def test_workers_still_down_at_the_end_read_so() -> None:
     assert m.drain_note is not None
     assert m.drain_note.startswith("workers still down at the end of the window (until 2,300 s)")
     assert "more" not in m.drain_note
+
+
+def test_a_poison_stall_on_at_the_end_reads_so() -> None:
+    """The poison scenario at seed 3 ends with poison events still stalling their partitions
+    (their fault windows end with the window, at its last sample): the note says so, not "still
+    draining ... about N s more" (a guess at a drain that cannot start)."""
+    from simulator.files import load_design, load_scenario
+
+    steps = Path(__file__).resolve().parents[2] / "steps"
+    design = load_design(steps / "designs" / "reference.yaml")
+    result = simulate(design, load_scenario(steps / "scenarios" / "poison.yaml"), 3)
+    m = result.metrics
+    assert max(w.end_s for w in result.fault_windows) == result.duration_seconds
+    assert m.drain_seconds is None
+    assert m.drain_note is not None
+    assert m.drain_note.startswith(
+        "a poison event still stalling its partition at the end of the window (until 480 s)"
+    )
+    assert m.drain_note.endswith("the lag cannot settle while it does")

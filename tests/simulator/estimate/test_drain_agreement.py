@@ -31,7 +31,8 @@ NOT_YET_AGREEING = {
     "end of the window: the first stall comes while the runs are still filling the pipeline "
     "(19.6 s at seed 3), so the normal lag is read from the warm-up (0.5 events, threshold 2.1), "
     "and at the end three stalls are still on with the lag at its steady level (11-12 events): "
-    "'still draining at the end of the window'. Seeds 1 and 2: 0 s, the estimate's 0.",
+    "'a poison event still stalling its partition at the end of the window'. Seeds 1 and 2: "
+    "0 s, the estimate's 0.",
     "saga": "a partial crash of a group other than the drain group (one of the two tool "
     "workers, 30 s). The estimate stalls a run for the whole window when any of its 4.9 tool "
     "partitions is on the crashed member (97 % of the runs: 290 agent calls, just above the 258 "

@@ -228,3 +228,86 @@ def test_compensation_attempts_are_tool_calls_that_take_time() -> None:
     attempts = int(state.draws.attempts[valid].sum())
     assert attempts > 0
     assert extra == pytest.approx(attempts * float(topic.step_s.mean()), rel=1e-9)
+
+
+def test_forward_calls_retried_after_a_timeout_repeat_their_effect_unless_keyed() -> None:
+    """A completed forward step whose response timed out is called again by its worker
+    (``tool_retries_after_effect``, binomial with ``forward_timeout_share`` per completed step);
+    the retry repeats the effect (``duplicate_effects``) unless the call carries the event's
+    idempotency key, and a key per attempt is no key."""
+    saga = {"enabled": True, "compensation_order": "reverse", "compensation_idempotency_key": True}
+    keyed = {
+        "tools": {
+            "runners": 32,
+            "concurrency_per_runner": 8,
+            "saga": saga,
+            "side_effect_idempotency_key": True,
+        },
+        "delivery": {
+            "commit": "after_processing",
+            "dedupe": "durable_same_transaction",
+            "idempotency_key_from": "event_id",
+        },
+    }
+    s = scenario(
+        [
+            {
+                "kind": "saga_failure",
+                "steps": 3,
+                "sagas_per_run": 4,
+                "step_success": 0.9,
+                "forward_timeout_share": 0.05,
+            }
+        ],
+        duration_seconds=300,
+        load={
+            "runs_per_second": 10,
+            "fan_out": {"model_calls": 1, "tool_calls": 12, "state_writes": 1},
+        },
+    )
+    base = {
+        "event_log": {"partitions": 128},
+        "orchestration": {"pattern": "orchestrator_worker", "max_subagents": 5},
+        "consumers": {
+            "agent": {"instances": 4, "concurrency_per_instance": 32},
+            "tool": {"instances": 4, "concurrency_per_instance": 32},
+        },
+    }
+    sim, with_key = run(design(**base, **keyed), s, 5)
+    state = sim.layer(Sagas).state
+    assert state is not None
+    n = state.counted["sagas"]
+    m = with_key.metrics
+    # About 0.05 x (completed steps: 3 per completed saga, k per saga failed at step k + 1).
+    completed = float(np.where(state.draws.failed_at >= 0, state.draws.failed_at, 3).mean())
+    expected = 0.05 * completed * n
+    assert abs(m.tool_retries_after_effect - expected) <= 4 * math.sqrt(expected)
+    assert m.duplicate_effects == 0
+    per_attempt = {**keyed["delivery"], "idempotency_key_from": "random_per_attempt"}
+    for changes in (
+        {"tools": {**keyed["tools"], "side_effect_idempotency_key": False}},
+        {"delivery": per_attempt},
+    ):
+        _, unkeyed = run(design(**base, **{**keyed, **changes}), s, 5)
+        u = unkeyed.metrics
+        assert u.tool_retries_after_effect == m.tool_retries_after_effect > 0
+        assert u.duplicate_effects == u.tool_retries_after_effect
+
+
+@pytest.mark.parametrize("commit", ["after_processing", "auto", "before_processing"])
+@pytest.mark.parametrize("seed", [3, 7, 20])
+def test_the_course_saga_judges_the_side_effect_key_whatever_the_commit(
+    commit: str, seed: int
+) -> None:
+    """The course's saga retries calls after a timeout at every seed and commit mode, so step
+    10's key check is exercised even when the crashed call's offset was already committed."""
+    from tests.simulator.faults.builders import course_scenario, reference
+
+    s = course_scenario("saga", seed=seed)
+    _, good = run(reference(delivery={"commit": commit}), s)
+    assert good.metrics.tool_retries_after_effect > 0
+    assert good.metrics.duplicate_effects == 0
+    _, bad = run(
+        reference(delivery={"commit": commit}, tools={"side_effect_idempotency_key": False}), s
+    )
+    assert bad.metrics.duplicate_effects >= bad.metrics.tool_retries_after_effect > 0
