@@ -36,6 +36,10 @@ Assignment = dict[str, list[TopicPartition]]
 DEFAULT_TOPIC = "events"
 """Topic name used when partitions are given as a bare count."""
 
+REBALANCE_SYNC_S = 1.0
+"""Seconds from the end of revocation to the new assignment processing (JoinGroup + SyncGroup),
+in the simulation's rebalances and the estimate's restarts."""
+
 
 def member_ids(count: int, prefix: str = "consumer") -> list[str]:
     """Return ``count`` member ids whose string order equals their numeric order.

@@ -26,6 +26,7 @@ import heapq
 import math
 from collections.abc import Sequence
 
+from simulator.assignment import REBALANCE_SYNC_S
 from simulator.assignment import rebalance as kafka_rebalance
 from simulator.design import CommitMode
 from simulator.engine.group import GroupState
@@ -45,9 +46,6 @@ from simulator.engine.partition import (
     WAIT_SLOT,
     Partition,
 )
-
-REBALANCE_SYNC_S = 1.0
-"""Seconds from the end of revocation to the new assignment processing (JoinGroup + SyncGroup)."""
 
 
 class Membership(GroupState):

@@ -16,7 +16,12 @@ Definitions (all counts in step events, times in seconds, rates in step events p
   the window. **backlog_peak** = largest total lag - normal lag (after a worker crash: the
   backlog at the restart, ``backlog_at_restart`` of :mod:`simulator.faults.crash`, plus what
   arrives while the returning workers rejoin and start; see docs/simulator-model.md).
-- **drain_seconds**: from the end of the last fault window to the first time the total lag is back
+- **Incidents**: the fault windows the normal lag and the drain are read around
+  (:func:`incidents`). A poison stall the design ends (it gives the event up after its retries)
+  is part of a poison scenario's steady state, as the load is, not an incident: a poison rate
+  runs to the end of the window, so a stall is on at the end at some seeds and not at others.
+  A stall the design never ends (retries without a limit) is an incident still on at the end.
+- **drain_seconds**: from the end of the last incident to the first time the total lag is back
   under ``normal + max(1, 3 x its standard deviation, 0.5 % of the backlog peak)`` (linear
   interpolation between samples). ``None`` when that never happens in the window; ``drain_note``
   then says why (capacity <= arrivals: "never drains"; a fault still on at the end: "workers
@@ -100,6 +105,40 @@ STILL_ON = {
 """How the note names a fault that outlasts the window, by its kind (else: "<kind> still on")."""
 
 
+@dataclass(frozen=True)
+class Incidents:
+    """The fault windows the drain is read around: ``windows`` (``(start, end)`` seconds) and
+    their ``kinds``, and ``steady``: a sentence on the poison stalls left out as part of the
+    steady state (None when there were none)."""
+
+    windows: list[tuple[float, float]]
+    kinds: list[str]
+    steady: str | None
+
+
+def incidents(
+    windows: Sequence[tuple[float, float, str]], end_s: float, poison_stalls_forever: bool
+) -> Incidents:
+    """The incidents among a run's fault ``windows`` (``(start, end, kind)``, seconds): every
+    window but the poison stalls, and those still on at ``end_s`` when the design retries a
+    poison event without a limit (``poison_stalls_forever``: the stall never ends). Rules in the
+    module docstring."""
+    kept = [w for w in windows if w[2] != "poison" or (poison_stalls_forever and w[1] >= end_s)]
+    stalls = [w for w in windows if w[2] == "poison" and w not in kept]
+    steady = None
+    if stalls:
+        ended = [w[1] - w[0] for w in stalls if w[1] < end_s]
+        on = len(stalls) - len(ended)
+        longest = f"the longest {max(ended):,.0f} s" if ended else "none ended yet"
+        still = f"; {on} still on at the end" if on else ""
+        steady = (
+            f"{len(stalls)} poison {'stall' if len(stalls) == 1 else 'stalls'}, each until the "
+            "design gives its event up "
+            f"({longest}{still}), are part of the steady state"
+        )
+    return Incidents([(w[0], w[1]) for w in kept], [w[2] for w in kept], steady)
+
+
 def normal_level(t_s: np.ndarray, values: np.ndarray, first: float | None) -> tuple[float, float]:
     """The normal level of a sampled series and its spread (mean and standard deviation, in the
     series' unit): over the quarter-to-end of the time before the first fault at ``first``
@@ -137,6 +176,7 @@ def drain(
     offered_eps: float,
     kinds: Sequence[str] = (),
     backlog_at: Callable[[np.ndarray], np.ndarray] | None = None,
+    steady: str | None = None,
 ) -> Drain:
     """Backlog peak and drain time from total lag ``lag`` sampled at ``t_s`` (both shape ``(k,)``).
 
@@ -146,7 +186,8 @@ def drain(
     (nothing could drain yet), not an estimate of the time left. ``backlog_at``: the backlog at
     any times (shape ``(m,)`` in, ``(m,)`` out), to find the crossing between two samples on a
     grid of :data:`REFINE_POINTS` (else it is interpolated linearly): a long window's samples are
-    far apart (every 78 s in 52 hours).
+    far apart (every 78 s in 52 hours). ``steady``: what recurs without being an incident
+    (:func:`incidents`), said in the note when there is no incident.
     """
     if lag.size == 0:
         return Drain(0.0, 0, 0.0, None)
@@ -164,11 +205,9 @@ def drain(
     if first is None:
         if overloaded:
             return Drain(baseline, int(round(backlog)), None, never)
+        what = "no fault in this scenario" if steady is None else f"no incident: {steady}"
         return Drain(
-            baseline,
-            int(round(backlog)),
-            0.0,
-            f"no fault in this scenario; lag stays near {baseline:.0f} events",
+            baseline, int(round(backlog)), 0.0, f"{what}; lag stays near {baseline:.0f} events"
         )
     end = max(w[1] for w in windows)
     threshold = baseline + max(1.0, 3.0 * spread, 0.005 * backlog)

@@ -45,6 +45,7 @@ from simulator.engine.metrics import (
     bin_counts,
     censored_latencies,
     drain,
+    incidents,
     percentiles,
     sig,
 )
@@ -53,12 +54,14 @@ from simulator.engine.partition import Partition
 from simulator.engine.provider import Provider
 from simulator.engine.run_figures import run_figures
 from simulator.engine.statestore import StateStore, latency_scale
-from simulator.engine.taskgraph import KIND_STATE, TaskGraph, due_times
+from simulator.engine.taskgraph import TaskGraph, due_times
 from simulator.engine.tools import RunnerPool
 from simulator.engine.workload import Workload
 from simulator.groups import GROUPS
+from simulator.poison import backoffs_for_policy
 from simulator.result import FaultWindow, GroupMetrics, Metrics, SimulationResult, Timeseries
 from simulator.scenario import Scenario
+from simulator.stages import KIND_STATE
 from simulator.version import SIMULATOR_VERSION
 
 CHART_SAMPLES = 300
@@ -484,10 +487,20 @@ class Simulation:
         lag_total = np.sum([self.chart_lag[n] for n in GROUPS], axis=0)
         backlog = np.sum([self.fine_backlog[n] for n in GROUPS], axis=0)
         busy = np.sum([self.chart_busy[n] for n in GROUPS], axis=0)
-        windows = [(w.start_s, w.end_s) for w in self.fault_windows]
-        kinds = [w.kind for w in self.fault_windows]
+        forever = backoffs_for_policy(self.design.failures.retry) is None
+        inc = incidents(
+            [(w.start_s, w.end_s, w.kind) for w in self.fault_windows], self.duration, forever
+        )
+        windows = inc.windows
         d = drain(
-            self.fine_t, backlog, windows, bottleneck[1], bottleneck[2], kinds, self._backlog_at
+            self.fine_t,
+            backlog,
+            windows,
+            bottleneck[1],
+            bottleneck[2],
+            inc.kinds,
+            self._backlog_at,
+            inc.steady,
         )
         due_total = np.sum([self.fine_due[n] for n in GROUPS], axis=0)
         for group_name, gm in by_group.items():

@@ -30,47 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-KIND_MODEL = 0
-KIND_TOOL = 1
-KIND_STATE = 2
+from simulator.stages import TaskCounts, task_stages
 
 NEXT_NONE = -1
 """``stage_next`` value: the run's last stage (its completion completes the run)."""
 NEXT_FAN_OUT = -2
 """``stage_next`` value: the planner's last stage; its completion produces ``fan_out[stage]``."""
-
-
-@dataclass(frozen=True)
-class TaskCounts:
-    """The work of one task: model calls, tool calls and state writes (integers >= 0)."""
-
-    model: int
-    tool: int
-    state: int
-
-
-def task_stages(counts: TaskCounts) -> list[tuple[int, int]]:
-    """The stages of one task in order, each ``(kind, events)``: model and tool calls interleave
-    evenly (each kind's ``j``-th at fraction ``(j + 0.5) / count`` of the task; ties: model
-    first), and the state writes are spread after them, the writes that follow one call forming one
-    stage. A task with no call is one stage of its writes."""
-    calls: list[tuple[float, int]] = []
-    for kind, count in ((KIND_MODEL, counts.model), (KIND_TOOL, counts.tool)):
-        calls.extend(((j + 0.5) / count, kind) for j in range(count))
-    calls.sort()
-    if not calls:
-        return [(KIND_STATE, counts.state)] if counts.state else []
-    stages: list[tuple[int, int]] = []
-    writes = counts.state
-    n = len(calls)
-    given = 0
-    for i, (_, kind) in enumerate(calls):
-        stages.append((kind, 1))
-        share = (writes * (i + 1)) // n - given
-        if share:
-            stages.append((KIND_STATE, share))
-            given += share
-    return stages
 
 
 @dataclass

@@ -51,7 +51,6 @@ import numpy as np
 from simulator.design import Design
 from simulator.engine.taskgraph import (
     GraphTemplate,
-    TaskCounts,
     TaskGraph,
     assemble,
     build_template,
@@ -60,6 +59,7 @@ from simulator.engine.taskgraph import (
 from simulator.fan_out import fan_out_per_run, run_tasks
 from simulator.groups import GROUPS
 from simulator.scenario import Scenario, StepTime
+from simulator.stages import TaskCounts
 
 MAX_EVENTS = 20_000_000
 """Upper bound on step events in one simulation (memory guard, about 1 GB of arrays)."""

@@ -29,13 +29,13 @@ from simulator.closed_forms.provider import (
 from simulator.closed_forms.queueing import kingman_wait, saturated, step_time_scv
 from simulator.design import Design, ModelProvider, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
+from simulator.estimate.held import RunWork
 from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
 from simulator.estimate.recovery import Spread, causal_recovery, partition_drain_s
 from simulator.estimate.runs import (
     critical_path_s,
     key_spread,
     open_loop_spread,
-    partitions_per_run,
     peakedness,
 )
 from simulator.fan_out import RunFanOut, RunTasks, fan_out_per_run, mean_arrivals_eps, run_tasks
@@ -81,6 +81,12 @@ def estimate(design: Design, scenario: Scenario) -> Estimate:
     poison = _poison_stall(design, scenario, groups, notes)
     notes.extend(_workload_notes(scenario, fan))
     drain = _slowest_drain(groups)
+    if poison is not None and poison.stall_seconds is None:
+        # A poison event retried without a limit: its partition never drains (the simulation's
+        # incident still on at the end of the window, simulator.engine.metrics.incidents).
+        drain = _Drain(
+            drain.group, drain.backlog, None, f"a poison event stalls for good: {poison.note}"
+        )
     mode: Literal["runs", "step_events"] = "step_events" if fan is None else "runs"
     return Estimate(
         scenario=scenario.name,
@@ -163,7 +169,7 @@ def _causal_recoveries(
     waits), in place of the per-group outage rule (whose kind, length, redeliveries and losses
     stay)."""
     load = scenario.load
-    per_run = {name: partitions_per_run(design, tasks, name) for name in GROUPS}
+    runs = RunWork(design, load, tasks)
     critical = critical_path_s(design, load, tasks)
     for name in GROUPS:
         g = groups[name]
@@ -171,13 +177,17 @@ def _causal_recoveries(
             continue
         tokens = load.tokens.input_per_call + load.tokens.output_per_call
         under = GroupUnderLoad(
-            name, design.consumers.by_name(name), g.arrivals_eps, g.capacity_eps,
-            g.step_time_s, tokens,
+            name,
+            design.consumers.by_name(name),
+            g.arrivals_eps,
+            g.capacity_eps,
+            g.step_time_s,
+            tokens,
         )
         windows = [
             w
             for fault in scenario.faults
-            for w in causal_window(fault, under, design, per_run, scenario.faults)
+            for w in causal_window(fault, under, design, runs, scenario.faults)
         ]
         if not windows:
             continue

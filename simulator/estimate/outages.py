@@ -22,12 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from simulator.assignment import REBALANCE_SYNC_S
 from simulator.capacity import capacity_limits, smallest_limit
 from simulator.closed_forms.batches import redelivered_bound
 from simulator.closed_forms.drain import backlog_after_outage
 from simulator.closed_forms.replay import pause_replay_estimate
 from simulator.design import AssignmentStrategy, CommitMode, ConsumerGroup, Design
-from simulator.estimate.recovery import Window, stalled_share
+from simulator.estimate.held import RunWork
+from simulator.estimate.recovery import Spread, Window, partition_drain_s
 from simulator.groups import GroupName
 from simulator.scenario import ConsumerPause, ProviderOutage, Rebalance, StateFailover, WorkerCrash
 
@@ -198,18 +200,49 @@ def _crash_redelivery(
     return batch + crashed * interval_work, batch
 
 
+def _held_share(
+    runs: RunWork, stalled: GroupName, group: GroupUnderLoad, share: float, seconds: float
+) -> float:
+    """The share of ``group``'s work a stall of ``share`` of ``stalled``'s partitions holds,
+    averaged over ``seconds`` (the held events at its end over the work due meanwhile), 0..1."""
+    due = group.arrivals_eps * seconds
+    if due <= 0:
+        return 0.0
+    return min(1.0, runs.held(stalled, group.name, share, seconds) / due)
+
+
+def _release_s(runs: RunWork, stalled: GroupName, share: float, seconds: float) -> float:
+    """Seconds after a partial crash that ends before it is noticed until its partitions work
+    again and have done the events queued on them: the members rejoin (a rebalance's
+    :data:`simulator.assignment.REBALANCE_SYNC_S`), then each partition works off its queue one
+    event at a time (the queued events spread over the stalled partitions like balls in bins:
+    :func:`simulator.estimate.recovery.partition_drain_s`). The runs held there move no sooner."""
+    partitions = max(1, int(round(runs.design.event_log.partitions * share)))
+    queued = runs.held(stalled, stalled, share, seconds, queued_only=True)
+    step_s = runs.step_s(stalled)
+    if queued <= 0 or step_s <= 0:
+        return REBALANCE_SYNC_S
+    per_partition = 1.0 / step_s
+    clear = partition_drain_s(
+        queued, Spread(partitions, 1.0, 1.0), partitions * per_partition, per_partition
+    )
+    return REBALANCE_SYNC_S + clear
+
+
 def causal_window(
     fault: object,
     group: GroupUnderLoad,
     design: Design,
-    partitions_per_run: dict[GroupName, float],
+    runs: RunWork,
     others: Sequence[object] = (),
 ) -> list[Window]:
     """What ``fault`` does to causal runs, seen from ``group`` (the group whose queue drains):
-    the windows in which it stalls a share of the runs (a stalled run's work in every group
-    waits), as :class:`simulator.estimate.recovery.Window`. ``partitions_per_run``: per group,
-    how many of its partitions one run's keys touch. Empty for a fault the estimate leaves out
-    (a broker loss, a rolling restart, a member's pause, a poison event, a saga)."""
+    the windows in which it stalls a share of the runs' work (a stalled run's work in every
+    group waits), as :class:`simulator.estimate.recovery.Window`. ``runs``: the scenario's runs,
+    for what a partial stall holds (:meth:`simulator.estimate.held.RunWork.held`): a task stops
+    when it reaches a stalled key, not before. Empty for
+    a fault the estimate leaves out (a broker loss, a rolling restart, a member's pause, a poison
+    event, a saga)."""
     cap = group.capacity_eps
     if isinstance(fault, WorkerCrash):
         cg = design.consumers.by_name(fault.group)
@@ -225,10 +258,20 @@ def causal_window(
             return [Window(start, start + seconds, 1.0, served, 0.0 if served == 0 else cap)]
         share = _owned_by_first(partitions, cg.instances, crashed) / partitions
         noticed = min(seconds, cg.session_timeout_ms / 1000.0)
-        stalled = stalled_share(share, partitions_per_run[fault.group])
+        stalled = _held_share(runs, fault.group, group, share, noticed)
         mine = fault.group == group.name
+        release = 0.0
+        if seconds <= noticed:
+            release = _release_s(runs, fault.group, share, noticed)
         windows = [
-            Window(start, start + noticed, stalled, 1.0 - share if mine else 1.0, cap * (1 - share))
+            Window(
+                start,
+                start + noticed,
+                stalled,
+                1.0 - share if mine else 1.0,
+                cap * (1 - share),
+                release_s=release,
+            )
         ]
         if seconds > noticed and mine:
             alive = capacity_limits(
@@ -259,8 +302,8 @@ def causal_window(
         share = 1.0
         if cg.assignment is AssignmentStrategy.cooperative_sticky and cg.instances >= 2:
             share = _owned_by_first(partitions, cg.instances, 1) / partitions
-        stalled = stalled_share(share, partitions_per_run[fault.group])
         start = float(fault.at_seconds)
+        stalled = _held_share(runs, fault.group, group, share, fault.pause_seconds)
         return [Window(start, start + fault.pause_seconds, stalled, 1.0, cap)]
     return []
 

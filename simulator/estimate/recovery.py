@@ -8,9 +8,9 @@ longest to empty (the drain group):
 
 - **Work backlog.** During a window the runs' work of the drain group comes due at ``lambda`` and
   only the share of runs that keep moving gets it done: the backlog grows at
-  ``lambda x stalled`` (``stalled``: the share of runs the fault stops; a run stops when any of
-  its keys sits on a stalled partition, so a partial crash that stalls a share ``s`` of the
-  partitions stops ``1 - (1 - s)^k`` of the runs with ``k`` partitions a run touches).
+  ``lambda x stalled`` (``stalled``: the share of the group's work the fault holds; all of it
+  for a fault that stops a whole group; for a partial stall, what the tasks that reached a
+  stalled key hold, averaged over the window: :mod:`simulator.estimate.held`).
   Queued work on the partitions still served drains meanwhile at the capacity they have left.
   Between windows and after the last, the backlog drains at the headroom ``capacity - lambda``.
 - **Released in order.** A stalled run resumes one step at a time, so the backlog reaches the
@@ -21,6 +21,9 @@ longest to empty (the drain group):
 - **Retries after an error.** After a fault that answers with errors (a state-store failover, a
   provider outage with nothing to fail over to) the callers are backing off: the first retry
   after the window comes on average :func:`retry_residual_s` later, and the drain starts then.
+- **Rejoin after a short partial crash.** Crashed members back before anyone noticed rejoin (a
+  rebalance) and work off what queued on their partitions before the runs held there move: the
+  drain starts that much later (``Window.release_s``).
 - **The busiest partitions.** A queued backlog is spread over the partitions by its keys, unevenly
   (a key carries a task's calls: balls into bins). The queues drain in parallel at an equal share
   of the headroom until fewer partitions than the headroom needs are left; those then work one
@@ -45,7 +48,9 @@ class Window:
     partitions still served; ``capacity_eps``, what those partitions can do meanwhile; ``retry``,
     the backoff of callers answered with errors (None for a fault that does not answer);
     ``hang``: the calls hang until the window ends and all fail then (their backoff starts at
-    the end, not at the start)."""
+    the end, not at the start); ``release_s``: seconds after the end until the stalled
+    partitions work again and have done what queued on them (a partial crash that ends before
+    it is noticed: the members rejoin first), the runs held there moving no sooner."""
 
     start_s: float
     end_s: float
@@ -54,6 +59,7 @@ class Window:
     capacity_eps: float
     retry: RetryPolicy | None = None
     hang: bool = False
+    release_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,13 +80,6 @@ class Recovery:
     backlog: float
     backlog_max: float
     drain_seconds: float | None
-
-
-def stalled_share(partition_share: float, partitions_per_run: float) -> float:
-    """Share of runs stopped when ``partition_share`` of a group's partitions stall: a run stops
-    when any of its ``partitions_per_run`` keys sits on one, ``1 - (1 - s)^k``. 0..1."""
-    s = min(1.0, max(0.0, partition_share))
-    return 1.0 - (1.0 - s) ** max(1.0, partitions_per_run)
 
 
 def retry_residual_s(policy: RetryPolicy, seconds: float) -> float:
@@ -187,10 +186,10 @@ def causal_recovery(
         backlog = max(0.0, backlog - served) + lam * w.stalled * seconds
         peak = max(peak, backlog)
         if w.end_s >= last_end:
-            residual = 0.0
+            residual = w.release_s
             if w.retry is not None:
                 seconds = 0.0 if w.hang else w.end_s - w.start_s
-                residual = retry_residual_s(w.retry, seconds)
+                residual = max(residual, retry_residual_s(w.retry, seconds))
         last_end = max(last_end, w.end_s)
     if backlog <= 0:
         return Recovery(0.0, peak, 0.0)

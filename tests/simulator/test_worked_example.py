@@ -270,16 +270,25 @@ def test_workers_still_down_at_the_end_read_so() -> None:
 
 
 def test_a_poison_stall_on_at_the_end_reads_so() -> None:
-    """The poison scenario at seed 3 ends with poison events still stalling their partitions
-    (their fault windows end with the window, at its last sample): the note says so, not "still
-    draining ... about N s more" (a guess at a drain that cannot start)."""
+    """The poison scenario at seed 3 ends with three stalls still on. With the reference they
+    are ordinary stalls (the design gives each event up after its retries): no incident, drain
+    0 s, the note counts them. Retried without a limit a stall never ends: the note says it is
+    still on at the end, not "still draining ... about N s more" (a guess at a drain that cannot
+    start)."""
     from simulator.files import load_design, load_scenario
 
     steps = Path(__file__).resolve().parents[2] / "steps"
+    scenario = load_scenario(steps / "scenarios" / "poison.yaml")
     design = load_design(steps / "designs" / "reference.yaml")
-    result = simulate(design, load_scenario(steps / "scenarios" / "poison.yaml"), 3)
+    result = simulate(design, scenario, 3)
     m = result.metrics
     assert max(w.end_s for w in result.fault_windows) == result.duration_seconds
+    assert m.drain_seconds == 0.0
+    assert m.drain_note is not None
+    assert m.drain_note.startswith("no incident: 27 poison stalls, each until the design gives")
+    assert "3 still on at the end" in m.drain_note
+    forever = load_design(steps / "designs" / "bad" / "unlimited-retry.yaml")
+    m = simulate(forever, scenario, 3).metrics
     assert m.drain_seconds is None
     assert m.drain_note is not None
     assert m.drain_note.startswith(
