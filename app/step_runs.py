@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import anyio
 from sqlalchemy.orm import Session
@@ -235,8 +235,7 @@ def grade_with_runs(
             raise runs.failures[key]
         return runs.results[key]
 
-    subset = CourseMaterial(replace(material.loaded, steps=tuple(steps)), material.pricing)
-    return grade(design, subset, simulate=served)
+    return grade(design, material, simulate=served, only=steps)
 
 
 async def grade_off_loop(

@@ -8,7 +8,7 @@ explanation that fails makes its check ``error`` rather than stopping the grade.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,8 +332,11 @@ def grade(
     *,
     seed: int | None = None,
     simulate: Simulate | None = None,
+    only: Sequence[LoadedStep] | None = None,
 ) -> GradeResult:
-    """Grade ``design`` against every step of the course in ``material``.
+    """Grade ``design`` against every step of the course in ``material`` (``only``: these
+    steps, in course order; each still judges the design its place in the whole course gives
+    it, app.course.step_design).
 
     ``seed`` is used for every scenario; None means each scenario's own ``seed``. ``simulate``
     defaults to ``simulator.simulate``. Never raises for a failing check, expression, template or
@@ -343,7 +346,8 @@ def grade(
     (a dead worker, a busy pool): that is no grade at all.
     """
     grading = _Grading(design, material, seed, simulate)
-    steps = [_grade_step(grading, loaded) for loaded in material.loaded.steps]
+    chosen = material.loaded.steps if only is None else only
+    steps = [_grade_step(grading, loaded) for loaded in chosen]
     points = sum(s.points for s in steps)
     max_points = sum(s.max_points for s in steps)
     status = _status([s.status for s in steps])

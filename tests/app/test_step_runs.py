@@ -73,3 +73,28 @@ def test_a_simulation_that_raises_makes_its_checks_errors_and_is_not_cached(
     (result,) = graded.steps
     assert result.status == "error"
     assert "worker died" in result.message
+
+
+def test_a_step_judges_the_earlier_steps_decisions_as_the_whole_course_does(database_url):
+    """A learner whose step-2 value differs from the reference runs step 3 alone: its checks
+    read the runs of the design step 3 judges (the learner's values of steps 1-3), the same
+    design as in a grade of the whole course, not the reference's step-2 value (which found no
+    run: every simulated check an error)."""
+    material = load_material(Path(__file__).resolve().parents[2] / "steps")
+    reference = material.loaded.reference_design
+    assert reference is not None
+    data = reference.model_dump(mode="json")
+    data["data_model"]["outbox_relay_poll_interval_ms"] = 1000  # decided in step 2
+    design = Design.model_validate(data)
+    step = [s for s in material.loaded.steps if s.number == 3]
+    upgrade(database_url)
+    factory = make_sessionmaker(make_engine(database_url))
+    with factory() as session:
+        runs = asyncio.run(ensure_runs(session, design, material, step))
+        session.commit()
+    assert runs.failures == {}
+    graded = grade_with_runs(design, material, step, runs)
+    checks = [c for s in graded.steps for c in s.checks]
+    assert checks and all(c.status != "error" for c in checks), [c.message for c in checks]
+    whole = grade(design, material)
+    assert graded.steps[0].model_dump() == whole.steps[2].model_dump()
