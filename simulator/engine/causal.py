@@ -65,6 +65,10 @@ class ConsumerGroup(Protocol):
         """Process every action up to ``limit_key``."""
         ...
 
+    def _advance(self, limit_key: int) -> bool:
+        """One stretch of :meth:`advance_to_key` (True: call again)."""
+        ...
+
 
 
 _M1 = 0xFF51AFD7ED558CCD
@@ -273,23 +277,50 @@ class CausalRuns:
             stages.sort(key=lambda x: (written[x], x))
         lo = self.stage_lo
         gates = self.gates
+        if gates or self.timestamp_key or self.delivery_hooks:
+            for stage in stages:
+                for e in range(lo[stage], lo[stage + 1]):
+                    kind = self.ev_kind[e]
+                    p = self._partition_of(e, stage)
+                    if gates:
+                        gate = gates.get((kind, p))
+                        if gate is not None and t < gate.until_s:
+                            if not gate.drop:
+                                gate.delayed += 1
+                                self._hold(e, gate.until_s)
+                                continue
+                            gate.dropped += 1
+                            part = self.groups[kind].parts[p]
+                            if part.fail_attempts is None:
+                                part.fail_attempts = {}
+                            part.fail_attempts[part.n] = DROP_OFFSET
+                    self._append_one(kind, p, e, t, tick_key)
+            return
+        # The common case, :meth:`_append_one` inlined: no gate, no hook, partitions by key.
+        groups = self.groups
+        ev_kind = self.ev_kind
+        ev_part = self.ev_part
+        ev_step = self.ev_step
+        nan = math.nan
+        heappush = heapq.heappush
         for stage in stages:
             for e in range(lo[stage], lo[stage + 1]):
-                kind = self.ev_kind[e]
-                p = self._partition_of(e, stage)
-                if gates:
-                    gate = gates.get((kind, p))
-                    if gate is not None and t < gate.until_s:
-                        if not gate.drop:
-                            gate.delayed += 1
-                            self._hold(e, gate.until_s)
-                            continue
-                        gate.dropped += 1
-                        part = self.groups[kind].parts[p]
-                        if part.fail_attempts is None:
-                            part.fail_attempts = {}
-                        part.fail_attempts[part.n] = DROP_OFFSET
-                self._append_one(kind, p, e, t, tick_key)
+                p = ev_part[e]
+                g = groups[ev_kind[e]]
+                if g.sample_key < tick_key:
+                    g.advance_to_key(tick_key - 1)
+                part = g.parts[p]
+                part.arrival.append(t)
+                part.step.append(ev_step[e])
+                part.ev.append(e)
+                part.first_finish.append(nan)
+                part.first_start.append(nan)
+                part.n += 1
+                if part.stream_wait or part.state == DONE:
+                    part.stream_wait = False
+                    part.state = IDLE
+                    part.next_t = t
+                    heappush(g.heap, tick_key | p)
 
     def _append(self, events: list[int], t: float, tick_key: int) -> None:
         """Append events that waited in their producers (to the partitions they were produced
@@ -340,6 +371,11 @@ class CausalRuns:
         tick = self.tick_s
         bucket_keys = self.bucket_keys
         heappop = heapq.heappop
+        floor = math.floor
+        # Each group's next key, kept current: a delivery can change any group's, advancing a
+        # group changes only its own (what it produces waits in the buckets).
+        nexts = [g.next_key() for g in groups]
+        pairs = list(zip(groups, range(len(groups)), strict=True))
         while True:
             if bucket_keys:
                 b = bucket_keys[0]
@@ -347,25 +383,24 @@ class CausalRuns:
             else:
                 b = -1
                 b_key = STREAM_END
-            a = STREAM_END
-            for g in groups:
-                k = g.next_key()
-                if k < a:
-                    a = k
+            a = min(nexts)
             if b_key <= a and b_key <= until_key:
                 heappop(bucket_keys)
                 self._deliver(b, b_key)
+                nexts = [g.next_key() for g in groups]
                 continue
             if a > until_key:
                 break
             a_t = (a >> PBITS) / TICKS_PER_S
-            w_key = (int((math.floor(a_t / tick) + 1) * tick * TICKS_PER_S) << PBITS) - 1
+            w_key = (int((floor(a_t / tick) + 1) * tick * TICKS_PER_S) << PBITS) - 1
             limit = min(until_key, w_key, b_key - 1)
             if limit < a:
                 limit = a | MASK
-            for g in groups:
-                if g.next_key() <= limit:
-                    g.advance_to_key(limit)
+            for g, i in pairs:
+                if nexts[i] <= limit:
+                    while g._advance(limit):
+                        pass
+                    nexts[i] = g.next_key()
         for g in groups:
             g.advance_to_key(until_key)
 

@@ -195,7 +195,7 @@ class ConsumerGroup(Retries):
         is_agent = self.is_agent
         mpi = self.max_poll_interval_s
         limited = self.limited
-        limited_any = any(limited)
+        limited_any = self.limited_any
         free_slots = self.free_slots
         waiting = self.waiting
         early_f = self.early_f

@@ -174,6 +174,8 @@ class GroupState:
         self.incarnation = [0] * self.instances
         self.free_slots = [self.slots_per_instance] * self.instances
         self.limited = [False] * self.instances
+        self.limited_any = False
+        """Any instance owns more partitions than slots (``any(limited)``)."""
         self.waiting: list[deque[int]] = [deque() for _ in range(self.instances)]
         self.assignment: list[int] = [-1] * self.partitions
         self.pending_target: list[int] | None = None

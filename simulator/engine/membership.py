@@ -372,6 +372,7 @@ class Membership(GroupState):
         slots = self.slots_per_instance
         for i in range(self.instances):
             self.limited[i] = owned[i] > slots
+        self.limited_any = any(self.limited)
         bsize = [
             max(1, self.max_poll_records // max(1, min(owned[i], slots)))
             for i in range(self.instances)

@@ -35,7 +35,7 @@ import simpy
 
 from simulator.engine.hooks import FaultLayer, Layers, amend
 from simulator.engine.metrics import sig
-from simulator.engine.partition import ACTIVE
+from simulator.engine.partition import ACTIVE, MASK
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import WorkerCrash
 
@@ -83,8 +83,7 @@ class WorkerCrashes(FaultLayer):
             # Each member dies when its next step's effect is written, before the commit (a
             # member with no step in progress dies at the end of the next one it starts).
             group.settle(start)
-            deaths = [env.process(self._after_effect(sim, group, i, end)) for i in which]
-            yield simpy.AllOf(env, deaths)
+            yield from self._after_effect(sim, group, which, end)
         else:
             self.layers.on_crash(group, start, which)
             group.crash(start, which, mid_batch=fault.mid_batch)
@@ -99,24 +98,54 @@ class WorkerCrashes(FaultLayer):
         group.restart(end, which)
 
     def _after_effect(
-        self, sim: Simulation, group: ConsumerGroup, member: int, end: float
+        self, sim: Simulation, group: ConsumerGroup, members: list[int], end: float
     ) -> Generator[simpy.Event, Any, None]:
-        """Member ``member`` dies at the end of its next step (before ``end``): looks every
-        :data:`IDLE_LOOK_S` while it has none in progress."""
+        """Each of ``members`` dies at the end of its next step (before ``end``): every
+        :data:`IDLE_LOOK_S` the members with no step in progress look again (in member order,
+        one pass for all of them). A member that finds one dies at its end (a process of its own
+        that waits for it); one still without a step when the next look would pass ``end`` dies
+        at once."""
         assert self.layers is not None
         env = sim.env
-        while True:
+        pending = list(members)
+        deaths: list[simpy.Process] = []
+        while pending:
             group.advance(env.now)
-            group.settle(env.now)
-            at = next_effect_s(group, member, env.now)
-            if at is not None or env.now + IDLE_LOOK_S >= end:
-                break
-            yield env.timeout(IDLE_LOOK_S)
-        at = env.now if at is None else at
+            ends = step_ends(group, pending, env.now)
+            last = env.now + IDLE_LOOK_S >= end
+            waiting = []
+            for member in pending:
+                at = ends.get(member)
+                if at is None and not last:
+                    waiting.append(member)
+                    continue
+                # The chosen step becomes a step in progress (an early-booked one too), so the
+                # group stays short of its end until the crash.
+                group.settle(env.now)
+                at = env.now if at is None else at
+                if at - COMMIT_LEAD_S > env.now:
+                    deaths.append(env.process(self._die_at(sim, group, member, at)))
+                else:
+                    self.layers.on_crash(group, at, [member])
+                    group.crash(at, [member])
+                    group.advance(env.now)
+                    ends = step_ends(group, pending, env.now)
+            pending = waiting
+            if pending:
+                yield env.timeout(IDLE_LOOK_S)
+        if deaths:
+            yield simpy.AllOf(env, deaths)
+
+    def _die_at(
+        self, sim: Simulation, group: ConsumerGroup, member: int, at: float
+    ) -> Generator[simpy.Event, Any, None]:
+        """Member ``member`` dies at ``at``, the end of its step in progress: the group is
+        brought to just before it (the step's effect written, its offset not committed)."""
+        assert self.layers is not None
+        env = sim.env
         before = at - COMMIT_LEAD_S
-        if before > env.now:
-            yield env.timeout(before - env.now)
-            group.advance(before)
+        yield env.timeout(before - env.now)
+        group.advance(before)
         self.layers.on_crash(group, at, [member])
         group.crash(at, [member])
 
@@ -150,16 +179,36 @@ IDLE_LOOK_S = 0.05
 """How often an ``after_effect`` crash looks again at a member with no step in progress."""
 
 
-def next_effect_s(group: ConsumerGroup, member: int, t: float) -> float | None:
-    """Seconds at which the first step ``member`` of ``group`` has in progress at ``t`` ends (its
-    effect written; its offset not yet committed), or None when it has none in progress. The
-    group must be settled at ``t`` (no early-completed step)."""
-    ends = [
-        part.busy_until
-        for part in group.parts
-        if part.owner == member and part.state == ACTIVE and part.cur >= 0
-    ]
-    return max(t, min(ends)) if ends else None
+def step_ends(group: ConsumerGroup, members: list[int], t: float) -> dict[int, float]:
+    """For each of ``members`` with a step in progress at ``t``: the seconds at which the first
+    of them ends (its effect written, its offset not yet committed), at least ``t``. A step booked
+    early (``early_f``: its completion recorded when it started, the group not settled) is in
+    progress until its finish: reading it so leaves the group as it was (the caller settles the
+    group when it acts on one). The candidates are the partitions with an action pending (a step
+    in progress has its finish in the group's heap) and those with an early-booked finish after
+    ``t``, so a look costs what is in flight, not every partition."""
+    wanted = set(members)
+    parts = group.parts
+    early = group.early_f
+    ends: dict[int, float] = {}
+    candidates = {key & MASK for key in group.heap}
+    if early and max(early) > t:
+        candidates.update(p for p, f in enumerate(early) if f > t)
+    for p in sorted(candidates):
+        part = parts[p]
+        owner = part.owner
+        if owner not in wanted:
+            continue
+        f = early[p]
+        if f > t:
+            end = f
+        elif part.state == ACTIVE and part.cur >= 0:
+            end = part.busy_until
+        else:
+            continue
+        if owner not in ends or end < ends[owner]:
+            ends[owner] = end
+    return {m: max(t, e) for m, e in ends.items()}
 
 
 def _detect(
