@@ -68,6 +68,8 @@ class Membership(GroupState):
         it, exactly as without early completion.
         """
         early = self.early_f
+        if not early or max(early) <= t:
+            return  # no early-booked step runs past t (a pass in C, not in Python)
         changed = False
         for p in range(self.partitions):
             f = early[p]

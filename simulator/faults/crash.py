@@ -113,7 +113,11 @@ class WorkerCrashes(FaultLayer):
             group.advance(env.now)
             ends = step_ends(group, pending, env.now)
             last = env.now + IDLE_LOOK_S >= end
+            if not ends and not last:
+                yield env.timeout(IDLE_LOOK_S)
+                continue
             waiting = []
+            now_dying: list[int] = []
             for member in pending:
                 at = ends.get(member)
                 if at is None and not last:
@@ -125,11 +129,15 @@ class WorkerCrashes(FaultLayer):
                 at = env.now if at is None else at
                 if at - COMMIT_LEAD_S > env.now:
                     deaths.append(env.process(self._die_at(sim, group, member, at)))
-                else:
+                elif at == env.now:
+                    now_dying.append(member)
+                else:  # its step ends within COMMIT_LEAD_S: it dies at that end
                     self.layers.on_crash(group, at, [member])
                     group.crash(at, [member])
-                    group.advance(env.now)
-                    ends = step_ends(group, pending, env.now)
+            if now_dying:
+                # Members with nothing in progress die together, now.
+                self.layers.on_crash(group, env.now, now_dying)
+                group.crash(env.now, now_dying)
             pending = waiting
             if pending:
                 yield env.timeout(IDLE_LOOK_S)
