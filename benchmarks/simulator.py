@@ -7,6 +7,9 @@ Prints one line per figure:
   on 4 x 12, max.poll.records 50, commit after each batch, every agent worker down for 180 s;
 - (b) 15 minutes at 500 step events/s with the course mix (20 model calls, 12 tool calls and 40
   state writes per run, lognormal and exponential step times, Poisson runs keyed by run id);
+- (b causal) the load of (b) with runs as causal task graphs (``load.run_model: causal``, every
+  course scenario's model: a step event is produced when the step before it is applied), the
+  rate of the model the course runs;
 - (c) the load of (b) with every fault kind of the faults layer (crash, provider outage, state
   failover, broker loss, rebalance, poison, sagas), to show the target holds with faults on;
 - a bare SimPy loop (one process yielding ``env.timeout``) measured in the same run, and the
@@ -90,6 +93,13 @@ MIX_SCENARIO = {
     "duration_seconds": 900,
     "load": {"runs_per_second": 500 / 72},
 }
+
+CAUSAL_SCENARIO = {
+    **MIX_SCENARIO,
+    "name": "mix-500-causal",
+    "load": {"runs_per_second": 500 / 72, "run_model": "causal"},
+}
+"""(b causal): the (b) load as causal task graphs."""
 
 FAULT_DESIGN = {
     **MIX_DESIGN,
@@ -222,6 +232,13 @@ def main() -> None:
     print(
         f"(b) 15 min at 500 step events/s, course mix: {mix_wall:,.0f} step events/s "
         f"({mix_cpu:,.0f} per CPU second; {mix_n:,} step events)"
+    )
+    causal_wall, causal_cpu, causal_n = events_per_second(
+        Design.model_validate(MIX_DESIGN), Scenario.model_validate(CAUSAL_SCENARIO), args.repeat
+    )
+    print(
+        f"(b causal) (b) as causal task graphs: {causal_wall:,.0f} step events/s "
+        f"({causal_cpu:,.0f} per CPU second; {causal_n:,} step events)"
     )
     fault_wall, fault_cpu, fault_n = events_per_second(
         Design.model_validate(FAULT_DESIGN), Scenario.model_validate(FAULT_SCENARIO), args.repeat
