@@ -69,6 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         upgrade(settings.database_url)
         pool = simpool.configure(simpool.limits_from(settings), backend_for(settings))
+        if settings.sim_warm_pool and isinstance(pool, simpool.SimulationPool):
+            pool.warm()
         app.state.queue_watcher = watch(settings, pool)
         app.state.course_cache.get()
         freeze_startup_objects()

@@ -72,6 +72,12 @@ class Settings(BaseSettings):
     """SIM_WORKERS: processes that run simulations; 0 (the default) means CPU cores less one, at
     least one."""
 
+    sim_warm_pool: bool = False
+    """SIM_WARM_POOL: start the simulation workers when the app starts, with the simulator
+    already imported, so a learner's first run waits for no process start and no imports.
+    ``designlab serve`` turns it on; the tests leave it off (each test app would start
+    processes)."""
+
     sim_timeout_seconds: float = Field(30.0, gt=0)
     """SIM_TIMEOUT_SECONDS: wall-time budget of one simulation; its worker is killed after it."""
 

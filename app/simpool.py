@@ -205,6 +205,14 @@ class FairQueue:
             self.last_start.pop(job.client, None)
 
 
+WORKER_PRELOAD = ("simulator.simulation", "app.simpool")
+"""Modules the fork server imports once for every worker it forks."""
+
+
+def _warm_worker() -> None:
+    """An empty task: it makes a worker start (its modules come with the fork server)."""
+
+
 def _simulate_in_worker(design: Design, scenario: Scenario, seed: int) -> SimulationResult:
     """Runs in a worker process: ``simulator.simulate`` (imported there, not in the app)."""
     from simulator import simulate
@@ -229,13 +237,35 @@ class SimulationPool:
     def _get(self) -> ProcessPool:
         with self._lock:
             if self._pool is None or not self._pool.active:
+                # forkserver: workers do not inherit the app's threads and open connections.
+                # The fork server imports the simulator once (a preload), so every worker it
+                # forks, the first and each replacement, starts with it loaded.
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(list(WORKER_PRELOAD))
                 self._pool = ProcessPool(
                     max_workers=self.limits.workers,
                     max_tasks=MAX_TASKS_PER_WORKER,
-                    # forkserver: workers do not inherit the app's threads and open connections.
-                    context=multiprocessing.get_context("forkserver"),
+                    context=context,
                 )
             return self._pool
+
+    def warm(self) -> threading.Thread:
+        """Start the worker processes now, in a background thread (returned, to join if
+        wanted): each runs one empty task, so the pool, its fork server and its workers exist
+        before the first simulation asks for them."""
+
+        def start() -> None:
+            try:
+                pool = self._get()
+                futures = [pool.schedule(_warm_worker) for _ in range(self.limits.workers)]
+                for future in futures:
+                    future.result(timeout=60)
+            except Exception:  # a pool that cannot start says so at the first simulation
+                log.warning("simulation pool warm-up failed", exc_info=True)
+
+        thread = threading.Thread(target=start, name="simpool-warm", daemon=True)
+        thread.start()
+        return thread
 
     def submit(self, design: Design, scenario: Scenario, seed: int, client: str = ANONYMOUS) -> Job:
         """Check the size budget (raises SimulationRefused), queue the simulation for ``client``

@@ -1,6 +1,6 @@
 """Server-side p95 of the learner's path: the step page, the live estimate, and a simulation run
-uncached and cached. Targets: page <= 50 ms, estimate <= 50 ms, run <= 500 ms uncached and
-<= 20 ms cached.
+uncached and cached, and the first run after the server started (cold). Targets: page <= 50 ms,
+estimate <= 50 ms, run <= 500 ms uncached and <= 20 ms cached, the cold run <= 1 s.
 
 The app runs in this process on a fresh SQLite file with the course in steps/ and the rate
 limits lifted; each request is timed inside the ASGI app, from the call to the last byte of the
@@ -29,7 +29,13 @@ from starlette.types import Message, Receive, Scope, Send
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[0] = str(ROOT)
 
-TARGETS_MS = {"step page": 50.0, "live estimate": 50.0, "run, uncached": 500.0, "run, cached": 20.0}
+TARGETS_MS = {
+    "step page": 50.0,
+    "live estimate": 50.0,
+    "run, uncached": 500.0,
+    "run, cached": 20.0,
+    "run, cold": 1000.0,
+}
 STEP = "worker-crash"
 """The step measured: a fault scenario, the heaviest page (fault figures, three charts)."""
 
@@ -102,6 +108,7 @@ def main(rounds: int) -> None:
         rate_limit_simulate="100000/minute",
         rate_limit_grade="100000/minute",
         log_level="WARNING",
+        sim_warm_pool=True,
     )
     app = create_app(settings)
     timed = Timed(app)
@@ -128,7 +135,11 @@ def main(rounds: int) -> None:
             return {**values, **changes}
 
         run_url = f"/steps/{STEP}/run"
-        client.post(run_url, data=form(), headers=hx)
+        # The first run after the server started, as a learner meets it a few seconds later
+        # (the pool's workers were started at start-up: SIM_WARM_POOL, as designlab serve does).
+        time.sleep(5.0)
+        first = form()
+        cold = measure(timed, 1, lambda i: client.post(run_url, data=first, headers=hx))
         page = measure(timed, rounds, lambda i: client.get(f"/steps/{STEP}"))
         typed = form()
         field = "consumers.agent.session_timeout_ms"
@@ -161,6 +172,7 @@ def main(rounds: int) -> None:
         "live estimate": live,
         "run, uncached": uncached,
         "run, cached": cached,
+        "run, cold": cold,
     }
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
@@ -168,7 +180,7 @@ def main(rounds: int) -> None:
         f"({os.cpu_count()} cores, load average {load})"
     )
     for name, samples in results.items():
-        value, target = p95(samples), TARGETS_MS[name]
+        value, target = (p95(samples) if len(samples) > 1 else samples[0]), TARGETS_MS[name]
         verdict = "ok" if value <= target else "OVER"
         print(
             f"{name:<15} p95 {value:7.1f} ms  median {statistics.median(samples):7.1f} ms  "

@@ -18,10 +18,14 @@ def serve(
     ] = False,
 ) -> None:
     """Migrate the database, then serve designlab at http://HOST:PORT."""
+    import os
+
     import uvicorn
 
     from app.db import upgrade
 
+    # The app a server runs starts its simulation workers at once (app.settings.sim_warm_pool).
+    os.environ.setdefault("SIM_WARM_POOL", "1")
     settings = get_settings()
     upgrade(settings.database_url)
     uvicorn.run(

@@ -45,6 +45,35 @@ def test_a_pooled_run_is_byte_identical_to_an_in_process_run(pool):
     assert pooled.metrics.arrivals > 0
 
 
+def test_a_warmed_pool_has_its_workers_before_the_first_simulation(pool):
+    """warm() starts the workers (the fork server imports the simulator once for all of them),
+    so the first simulation waits for no process start; its result is the same."""
+    pool.warm().join(timeout=60)
+    started = pool._get()
+    assert started.active
+    assert len(started._pool_manager.worker_manager.workers) == pool.limits.workers
+    pooled = pool.simulate(REFERENCE, PEAK, 11)
+    assert pooled.model_dump_json() == simulate(REFERENCE, PEAK, 11).model_dump_json()
+
+
+def test_serve_starts_the_pool_at_once(monkeypatch):
+    """designlab serve turns SIM_WARM_POOL on for the app it runs; the tests' apps leave it off."""
+    import uvicorn
+
+    from app.commands import serve as serve_command
+    from app.settings import Settings, get_settings
+
+    monkeypatch.delenv("SIM_WARM_POOL", raising=False)
+    monkeypatch.setattr("app.commands.serve.get_settings", lambda: Settings(_env_file=None))
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    monkeypatch.setattr("app.db.upgrade", lambda url: None)
+    serve_command.serve()
+    assert os.environ["SIM_WARM_POOL"] == "1"
+    assert Settings(_env_file=None).sim_warm_pool is True
+    monkeypatch.delenv("SIM_WARM_POOL")
+    assert Settings(_env_file=None).sim_warm_pool is False
+
+
 def test_the_expected_step_events_match_what_the_simulator_offers():
     expected = expected_step_events(REFERENCE, PEAK)
     arrivals = simulate(REFERENCE, PEAK).metrics.arrivals
