@@ -61,7 +61,7 @@ def test_serve_starts_the_pool_at_once(monkeypatch):
     import uvicorn
 
     from app.commands import serve as serve_command
-    from app.settings import Settings, get_settings
+    from app.settings import Settings
 
     monkeypatch.delenv("SIM_WARM_POOL", raising=False)
     monkeypatch.setattr("app.commands.serve.get_settings", lambda: Settings(_env_file=None))
