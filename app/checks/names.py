@@ -5,7 +5,8 @@ Every check, explanation and step figure is evaluated over the same names:
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
   ``estimate`` (simulator.estimate.Estimate, or None), ``budget_usd`` (float, US dollars/month);
-- the functions min, max, abs, round, len, ``fmt(x, digits=1)``, ``pct(part, whole, limit)`` and
+- the functions min, max, abs, round, len, ``fmt(x, digits=1)``, ``plural(n, noun, nouns=None)``
+  (a count with its noun: "1 event", "3,507 events"), ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
   verdict beside them).
 
@@ -53,6 +54,18 @@ def fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
+def plural(count: Any, noun: str, nouns: str | None = None) -> str:
+    """A count with its noun, singular for one: ``plural(1, "event")`` -> ``1 event``,
+    ``plural(3507, "event")`` -> ``3,507 events``; with the plural given, a verb can agree too:
+    ``plural(1, "saga holds", "sagas hold")`` -> ``1 saga holds``.
+
+    The count is printed by :func:`fmt` as a whole number (thousands separators, ``n/a`` for
+    None); the plural is ``nouns``, else the noun with an ``s``.
+    """
+    many = nouns if nouns is not None else f"{noun}s"
+    return f"{fmt(count, 0)} {noun if count == 1 else many}"
+
+
 def _digits_for(value: float, limit: float | None, digits: int) -> int:
     """Decimals at which ``value`` printed falls on the same side of ``limit`` as ``value``
     (and is not printed equal to it unless it is equal): at most 4 more than ``digits``."""
@@ -91,6 +104,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "round": round,
     "len": len,
     "fmt": fmt,
+    "plural": plural,
     "pct": pct,
     "usd": usd,
 }

@@ -286,7 +286,7 @@ def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
     if run and run.failure:
         status, message = "error", run.failure
     elif errors:
-        message = f"{len(errors)} of {len(checks)} checks could not run: {errors[0].message}"
+        message = f"{len(errors)} of {_checks(len(checks))} could not run: {errors[0].message}"
     elif truncated:
         message = "the simulation was cut short by a bound on events or wall time"
     return StepResult(
@@ -310,11 +310,17 @@ def design_sha256(design: Design) -> str:
     return hashlib.sha256(design.model_dump_json().encode("utf-8")).hexdigest()
 
 
+def _checks(count: int) -> str:
+    """``1 check``, ``39 checks``: the count of a grade's checks in a summary."""
+    return f"{count:,} check" if count == 1 else f"{count:,} checks"
+
+
 def _summary(status: Status, steps: list[StepResult], points: int, max_points: int) -> str:
     checks = [(s.id, c) for s in steps for c in s.checks]
     score = f"{points}/{max_points} points"
     if status == "pass":
-        return f"Passed all {len(checks)} checks: {score}."
+        every = "the 1 check" if len(checks) == 1 else f"all {len(checks)} checks"
+        return f"Passed {every}: {score}."
     wanted = {"error"} if status == "error" else {"fail", "not_exercised"}
     named = [f"{sid}/{c.id}" for sid, c in checks if c.status in wanted]
     named += [f"{s.id} ({s.message})" for s in steps if s.status == "error" and not s.checks]
@@ -323,7 +329,7 @@ def _summary(status: Status, steps: list[StepResult], points: int, max_points: i
     idle = sum(c.status == "not_exercised" for _, c in checks)
     if status != "error" and idle:
         verb += f" ({idle} not exercised: nothing to judge)"
-    return f"{len(named)} of {len(checks)} checks {verb}: {shown}. {score}."
+    return f"{len(named)} of {_checks(len(checks))} {verb}: {shown}. {score}."
 
 
 def grade(

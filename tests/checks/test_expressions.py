@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.checks.expressions import ExpressionError, evaluate, expression_problems
-from app.checks.names import fmt
+from app.checks.names import fmt, plural
 from simulator.design import Design
 from simulator.result import GroupMetrics, Metrics
 
@@ -93,7 +93,7 @@ def test_unknown_names_and_functions_are_reported():
     """Names outside the documented list, and calls of anything but the listed functions."""
     problems = expression_problems("sum(x) > 1")
     assert any("unknown name 'x'" in p for p in problems)
-    only = "only abs, fmt, len, max, min, pct, round, usd can be called: sum()"
+    only = "only abs, fmt, len, max, min, pct, plural, round, usd can be called: sum()"
     assert any(only in p for p in problems)
 
 
@@ -124,3 +124,13 @@ def test_fmt_formats_numbers_for_explanations():
     assert fmt(None) == "n/a"
     assert fmt(True) == "yes"
     assert fmt(float("inf")) == "never"
+
+
+def test_plural_counts_with_their_noun():
+    """One is singular; any other count, None included, takes the plural; counts get separators."""
+    assert plural(1, "event") == "1 event"
+    assert plural(0, "event") == "0 events"
+    assert plural(3507, "event") == "3,507 events"
+    assert plural(1, "saga holds", "sagas hold") == "1 saga holds"
+    assert plural(2, "saga holds", "sagas hold") == "2 sagas hold"
+    assert plural(None, "event") == "n/a events"

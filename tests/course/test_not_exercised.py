@@ -37,3 +37,72 @@ def test_zero_agent_instances_do_not_pass_the_checks_over_model_calls() -> None:
     )
     assert not [key for key, c in checks.items() if c.status == "error"]
     assert result.status == "fail"
+
+
+def _step_checks(design, step_id: str) -> dict:
+    """The checks of one step of the course for ``design``, by id (the step graded alone)."""
+    material = load_material(STEPS_DIR)
+    loaded = [s for s in material.loaded.steps if s.step is not None and s.step.id == step_id]
+    (step,) = grade(design, material, only=loaded).steps
+    return {c.id: c for c in step.checks}
+
+
+def _known_bad(name: str):
+    return load_design(STEPS_DIR / "designs" / "bad" / f"{name}.yaml")
+
+
+def test_checks_over_what_a_design_never_does_are_not_exercised():
+    """No dedupe record, no compensation, nothing parked, no call on the fallback: the checks that
+    judge those say so instead of passing over none (they passed with "0 expired", "0
+    compensations ran in order", "0 parked", "back on the primary 0 s after")."""
+    cases = [
+        ("no-dedupe", "exactly-once-effects", "key-retention-covers-replay", "no replayed event"),
+        ("no-compensation", "compensation", "saga-reverse-compensation", "no compensation ran"),
+        ("no-dead-letter-queue", "poison-messages", "parked-key-keeps-order", "nothing was parked"),
+        ("unlimited-retry", "poison-messages", "poison-parked", "no poison event was given up"),
+        ("no-fallback", "provider-outage", "breaker-closes", "no call went to the fallback"),
+    ]
+    for name, step_id, check_id, missing in cases:
+        check = _step_checks(_known_bad(name), step_id)[check_id]
+        assert check.status == "not_exercised", (name, check_id, check.message)
+        assert check.message.startswith(f"Not exercised: {missing}"), check.message
+
+
+def _without(reference, **model_sections):
+    model = reference.model.model_copy(update=model_sections)
+    return reference.model_copy(update={"model": model})
+
+
+def test_an_outage_with_neither_breaker_nor_fallback_is_judged_by_its_calls():
+    """Every call of the outage tries the dead primary and none is answered: the breaker check
+    fails on the calls the primary refused (the run counts them as unanswered only), the fallback
+    check names the missing fallback, and no call came back from a fallback it never reached."""
+    material = load_material(STEPS_DIR)
+    reference = load_design(STEPS_DIR / material.course.reference_design)
+    bare = _without(
+        reference,
+        fallback=reference.model.fallback.model_copy(update={"enabled": False}),
+        circuit_breaker=reference.model.circuit_breaker.model_copy(update={"enabled": False}),
+    )
+    checks = _step_checks(bare, "provider-outage")
+    moving, opens, closes = (
+        checks[c] for c in ("outage-runs-keep-moving", "breaker-opens-fast", "breaker-closes")
+    )
+    assert moving.status == "fail" and "with no fallback provider" in moving.message
+    assert "drained" not in moving.message
+    assert opens.status == "fail" and "with no circuit breaker" in opens.message
+    assert not opens.message.startswith("0 calls")
+    assert closes.status == "not_exercised"
+
+
+def test_a_peak_over_the_tpm_bought_fails_the_model_capacity_check():
+    """TPM bought for 93 % of the peak's tokens: calls may wait little at the gateway, but the
+    check fails and says by how much the peak exceeds the limit (it passed, reading 108 %)."""
+    material = load_material(STEPS_DIR)
+    reference = load_design(STEPS_DIR / material.course.reference_design)
+    short = _without(
+        reference, primary=reference.model.primary.model_copy(update={"tpm": 1_000_000})
+    )
+    check = _step_checks(short, "agents-tools-model")["model-capacity"]
+    assert check.status == "fail"
+    assert check.message.startswith("The peak needs 108 % of the TPM you bought")

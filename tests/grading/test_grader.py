@@ -163,3 +163,22 @@ def test_a_broken_pricing_catalog_stops_grading(tmp_path):
         load_material(course)
     assert caught.value.problems[0].field == "brokers.instance_usd_per_hour"
     assert caught.value.problems[0].line is not None
+
+
+def test_the_summary_counts_one_check_in_the_singular():
+    """One check passes as "the 1 check" and fails as "1 of 1 check", never "all 1 checks"."""
+    from app.grading.grader import _summary
+    from app.grading.result import CheckResult, StepResult
+
+    def step(status):
+        check = CheckResult(
+            id="only", title="t", kind="design_review", status=status, points=0, max_points=1,
+            message="", explanation="", hint="", concept="",
+        )  # fmt: skip
+        return StepResult(
+            id="s", title="t", status=status, points=0, max_points=1, scenario=None, seed=None,
+            message="", checks=[check],
+        )  # fmt: skip
+
+    assert _summary("pass", [step("pass")], 1, 1) == "Passed the 1 check: 1/1 points."
+    assert _summary("fail", [step("fail")], 0, 1) == "1 of 1 check failed: s/only. 0/1 points."
