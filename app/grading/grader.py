@@ -344,6 +344,10 @@ def grade(
     refused for the design's own fields (a BadInput) also lists those fields in ``errors``.
     Raises app.errors.Unavailable when a simulation could not run through no fault of the design
     (a dead worker, a busy pool): that is no grade at all.
+
+    The result's ``cost`` is the bill of ``design`` itself, whole, from its own run of
+    :func:`cost_scenario` (one more simulation when no step judges exactly ``design`` there);
+    None for a grade of part of the course.
     """
     grading = _Grading(design, material, seed, simulate)
     chosen = material.loaded.steps if only is None else only
