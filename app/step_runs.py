@@ -22,7 +22,13 @@ from app import metrics, simpool
 from app.course.content import LoadedStep
 from app.course.step_design import step_design
 from app.errors import BadInput, Unavailable
-from app.grading.grader import CourseMaterial, design_sha256, grade
+from app.grading.grader import (
+    CourseMaterial,
+    cost_scenario,
+    design_sha256,
+    grade,
+    step_scenarios,
+)
 from app.grading.result import GradeResult
 from app.sim_cache import CacheKey, cache_key, cached, store
 from simulator.design import Design
@@ -53,17 +59,10 @@ def scenario_names(material: CourseMaterial, steps: Sequence[LoadedStep]) -> lis
     """Names of the course scenarios ``steps`` simulate (step and check scenarios), in order."""
     names: list[str] = []
     for loaded in steps:
-        for name in _step_scenarios(material, loaded):
+        for name in step_scenarios(material, loaded):
             if name not in names:
                 names.append(name)
     return names
-
-
-def _step_scenarios(material: CourseMaterial, loaded: LoadedStep) -> list[str]:
-    if loaded.step is None or not loaded.available:
-        return []
-    wanted = [loaded.step.scenario, *(c.scenario for c in loaded.step.checks)]
-    return [n for n in dict.fromkeys(wanted) if n and n in material.loaded.scenarios]
 
 
 RunKey = tuple[str, str]
@@ -82,13 +81,17 @@ def wanted_runs(
     design: Design, material: CourseMaterial, steps: Sequence[LoadedStep]
 ) -> dict[RunKey, tuple[Design, str]]:
     """Every simulation grading ``steps`` for ``design`` reads: each step's design under each
-    scenario the step names, once."""
+    scenario the step names, once; and, for the whole course, ``design`` itself under the
+    scenario its month is priced with (app.grading.grader.cost_scenario)."""
     judged = step_designs(design, material, steps)
     out: dict[RunKey, tuple[Design, str]] = {}
     for loaded in steps:
         sha = design_sha256(judged[loaded.slug])
-        for name in _step_scenarios(material, loaded):
+        for name in step_scenarios(material, loaded):
             out.setdefault((sha, name), (judged[loaded.slug], name))
+    priced = cost_scenario(material, steps)
+    if priced is not None:
+        out.setdefault((design_sha256(design), priced), (design, priced))
     return out
 
 

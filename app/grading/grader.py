@@ -350,6 +350,10 @@ def grade(
     refused for the design's own fields (a BadInput) also lists those fields in ``errors``.
     Raises app.errors.Unavailable when a simulation could not run through no fault of the design
     (a dead worker, a busy pool): that is no grade at all.
+
+    The result's ``cost`` is the bill of ``design`` itself, whole, from its own run of
+    :func:`cost_scenario` (one more simulation when no step judges exactly ``design`` there);
+    None for a grade of part of the course.
     """
     grading = _Grading(design, material, seed, simulate)
     chosen = material.loaded.steps if only is None else only
@@ -357,10 +361,11 @@ def grade(
     points = sum(s.points for s in steps)
     max_points = sum(s.max_points for s in steps)
     status = _status([s.status for s in steps])
-    # The bill of the most decided design: the last no-fault run of the grade.
-    steady = next(
-        (r for r in reversed(grading.runs.values()) if r.cost and not r.scenario.faults), None
-    )
+    errors = _refusal_problems(grading)
+    # The bill of the learner's design as a whole, from its own run (a step's run is of the
+    # step design: the reference's values for the later steps' fields).
+    priced = cost_scenario(material, chosen)
+    billed = grading.run(priced, design) if priced else None
     return GradeResult(
         status=status,
         score=round(points / max_points, 4) if max_points else 0.0,
@@ -373,10 +378,30 @@ def grade(
         design_name=design.name,
         design_sha256=design_sha256(design),
         budget_usd=material.course.budget_usd,
-        cost=steady.cost if steady else None,
+        cost=billed.cost if billed else None,
         steps=steps,
-        errors=_refusal_problems(grading),
+        errors=errors,
     )
+
+
+def step_scenarios(material: CourseMaterial, loaded: LoadedStep) -> list[str]:
+    """The course scenarios ``loaded`` reads (the step's, then its checks' own), each once."""
+    if loaded.step is None or not loaded.available:
+        return []
+    wanted = [loaded.step.scenario, *(c.scenario for c in loaded.step.checks)]
+    return [n for n in dict.fromkeys(wanted) if n and n in material.loaded.scenarios]
+
+
+def cost_scenario(material: CourseMaterial, steps: Sequence[LoadedStep]) -> str | None:
+    """The scenario a grade of ``steps`` prices the learner's whole design with: the last
+    scenario without faults the steps read (a month of its load), when ``steps`` are the whole
+    course; None for a grade of part of the course (a step page shows its own step's bill) or a
+    course with no scenario without faults."""
+    if {s.slug for s in steps} != {s.slug for s in material.loaded.steps}:
+        return None
+    scenarios = material.loaded.scenarios
+    names = [n for loaded in steps for n in step_scenarios(material, loaded)]
+    return next((n for n in reversed(names) if not scenarios[n].faults), None)
 
 
 def _refusal_problems(grading: _Grading) -> list[InputProblem]:

@@ -112,7 +112,12 @@ class GradeResult(_Out):
     design_sha256: str = Field("", description="SHA-256 of the design's canonical JSON.")
     budget_usd: float | None = None
     cost: Cost | None = Field(
-        None, description="The month priced from the first simulated scenario without faults."
+        None,
+        description=(
+            "The month of the graded design as a whole (not a step's design), priced from its "
+            "own simulation of the last scenario without faults the course reads; null for a "
+            "grade of part of the course."
+        ),
     )
     errors: list[InputProblem] = Field(default_factory=list)
     steps: list[StepResult] = Field(default_factory=list)

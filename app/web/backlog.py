@@ -1,10 +1,12 @@
 """Whether a backlog is still draining at the end of a run, read from the lag samples.
 
 The simulator's drain note says "still draining at the end of the window" whenever the lag had
-not come back to its pre-fault level by the end. After some faults the lag settles at a new,
-steady level instead (a healthy design at 43 % utilisation holding about 135 events where it held
-50 before a broker loss): nothing is left draining, and the pages must not say it is. A backlog
-remains only while the lag is still falling over the run's last samples.
+not come back to its pre-fault level by the end. When the lag was not falling over the run's
+last samples (level, or still rising as stalled runs resume), above its normal band (261 step
+events where it held 117 before two worker crashes), it is not seen draining, and the backlog is
+not gone either: the pages say the lag was "not back to normal" and where it stood, beside the
+level before the fault. "Still draining" is said only while the lag is still falling over
+the run's last samples.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from simulator.result import SimulationResult
 
 STILL_DRAINING = "still draining"
 """How the simulator's note begins when the lag was above normal at the end of the run."""
-STEADY = "no backlog left"
-"""How a shown note begins when the lag had stopped falling (app.web.formatting.drain)."""
+STEADY = "not back to normal"
+"""How a shown note begins when the lag was not falling at the end, above normal (its words in
+app.web.formatting.drain): it holds a backlog that is not draining, which is neither "still
+draining" nor "no backlog left"."""
 MIN_TAIL_SAMPLES = 5
 """Fewest samples after the last fault to judge a trend by; with fewer the simulator's word
 stands."""
@@ -45,9 +49,9 @@ def lag_still_falling(result: SimulationResult) -> bool:
 
 def shown_drain(result: SimulationResult) -> tuple[float | None, str | None]:
     """``(drain_seconds, drain_note)`` of ``result`` as the pages show them: the simulator's,
-    except that "still draining at the end" becomes a note that the lag held steady (starting
-    with STEADY, its level and the level before the first fault, in step events) when it had
-    stopped falling."""
+    except that "still draining at the end" becomes a note that the lag was not back to normal
+    (starting with STEADY, where it stood and its level before the first fault, in step events)
+    when it was not falling at the end."""
     m = result.metrics
     note = m.drain_note or ""
     if m.drain_seconds is not None or not note.startswith(STILL_DRAINING):
@@ -62,6 +66,6 @@ def shown_drain(result: SimulationResult) -> tuple[float | None, str | None]:
     before = lag[t < first_s]
     was = f" ({before.mean():,.0f} before the fault)" if before.size else ""
     return None, (
-        f"{STEADY}: the lag had stopped falling and held at about {level:,.0f} step events at "
-        f"the end{was}"
+        f"{STEADY}: the lag was not falling at the end and stood at about {level:,.0f} step "
+        f"events{was}"
     )

@@ -92,7 +92,8 @@ def lag_chart(result: SimulationResult) -> Chart:
             _, shown = shown_drain(result)
             note = shown or "capacity stayed below arrivals"
             if note.startswith(STEADY):
-                parts.append(f"Lag was steady by the end of the run: {note}.")
+                held = note.removeprefix(STEADY).removeprefix(": ")
+                parts.append(f"Lag was not back to normal by the end of the run: {held}.")
             else:
                 parts.append(f"Lag had not drained by the end of the run ({note}).")
     spec = {

@@ -24,6 +24,8 @@ from app.web.templating import render
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import Estimate, estimate
+from simulator.estimate.runs import critical_path_s
+from simulator.fan_out import run_tasks
 from simulator.result import Cost
 
 router = APIRouter()
@@ -39,6 +41,10 @@ class EstimateView:
     has_faults: bool
     problems: tuple[str, ...] = ()
     """Form values that did not validate; the figures are then those of the saved design."""
+    critical_path_s: float | None = None
+    """With causal runs, one run's critical path if nothing queued, seconds: the time over which
+    the runs a fault stalled release its backlog as they resume (the estimate's "Released in
+    order", simulator.estimate.recovery); None for open-loop events."""
 
     @property
     def over_budget(self) -> bool:
@@ -49,6 +55,27 @@ class EstimateView:
     def budget_share(self) -> float:
         """Monthly cost as a fraction of the budget."""
         return self.cost.budget_share
+
+    @property
+    def kept_up(self) -> bool:
+        """True when the fault holds a backlog that never queues: the stalled runs release it
+        over about one critical path as they resume, and the drain group's headroom over that
+        time covers it, so the queues take it as it comes (the estimate's "Released in order",
+        simulator.estimate.recovery). The drain is then 0, or the wait before the held runs
+        move again (a rejoin, the callers' next retry); the runs finish late by the stall."""
+        e = self.estimate
+        if e.drain_group is None or e.drain_seconds is None or self.critical_path_s is None:
+            return False
+        return 0.5 <= e.backlog <= self.headroom_eps * self.critical_path_s
+
+    @property
+    def headroom_eps(self) -> float:
+        """The drain group's capacity above its arrivals, events/s (0 without a drain group)."""
+        e = self.estimate
+        if e.drain_group is None:
+            return 0.0
+        g = e.by_group[e.drain_group]
+        return max(0.0, g.capacity_eps - g.arrivals_eps)
 
 
 def estimate_view(
@@ -63,7 +90,11 @@ def estimate_view(
         return None
     design = step_design(material.loaded, step, design)
     cost = monthly_cost(design, scenario, material.pricing, budget_usd=material.course.budget_usd)
-    return EstimateView(name, estimate(design, scenario), cost, bool(scenario.faults), problems)
+    figures = estimate(design, scenario)
+    critical = None
+    if scenario.load.run_model == "causal" and figures.runs_per_second:
+        critical = critical_path_s(design, scenario.load, run_tasks(design, scenario.load))
+    return EstimateView(name, figures, cost, bool(scenario.faults), problems, critical)
 
 
 def _labelled(step: LoadedStep, errors: dict[str, str]) -> tuple[str, ...]:

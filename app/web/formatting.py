@@ -88,9 +88,11 @@ def fault_still_on(note: str | None) -> str | None:
 
 def drain(seconds: float | None, note: str | None = None) -> str:
     """Time to drain in words: "5 min 23 s", "never" (capacity below arrivals), "workers still
-    down at the end" (a fault outlasted the window: nothing could drain yet), "no backlog left"
-    (the lag had stopped falling: app.web.backlog.shown_drain), or "still draining at the end"
-    (the scenario ended while the lag was still falling; the note says how far it had to go)."""
+    down at the end" (a fault outlasted the window: nothing could drain yet), "not back to
+    normal" (the lag was not falling at the end, above its normal band:
+    app.web.backlog.shown_drain; the note gives where it stood and its level before the fault),
+    or "still draining at the end" (the scenario ended while the lag was still falling; the note
+    says how far it had to go)."""
     if seconds is not None:
         return duration(seconds)
     if never_drains(seconds, note):

@@ -32,7 +32,7 @@ from app.deps import (
     csrf_token,
 )
 from app.designs import load_design, save_design
-from app.grading.grader import CourseMaterial
+from app.grading.grader import CourseMaterial, cost_scenario
 from app.grading.result import GradeResult, StepResult
 from app.models import StepProgress, User
 from app.progress import mark_needs_rerun, score_so_far, standings
@@ -156,6 +156,7 @@ async def report_context(
         "lines": step_lines(course, graded),
         "faults": fault_rows(material, runs, graded),
         "cost": graded.cost,
+        "cost_scenario": cost_scenario(material, material.loaded.steps),
         "cost_chart": cost_view,
         "design": design,
         "csrf_token": csrf_token(request),

@@ -25,6 +25,9 @@ class FaultFigures:
     backlog_at_restart: int | None = None
     """Events behind when crashed workers came back (None: no crash, or they never came back)."""
     backlog_peak: int = 0
+    """Work due and not started above normal, all groups (steps a stalled run owes included)."""
+    lag_total_max: int = 0
+    """The log's lag at its peak (events in the log only), beside ``backlog_peak``."""
     redelivered: int = 0
     """Records consumed again after the fault (a crash, a rebalance, a reset offset)."""
     reprocessing_rate: float = 0.0
@@ -81,6 +84,7 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
         drain_note,
         m.backlog_at_restart,
         m.backlog_peak,
+        m.lag_total_max,
         m.redelivered,
         m.reprocessing_rate,
     )

@@ -24,9 +24,10 @@ Definitions (all counts in step events, times in seconds, rates in step events p
 - **drain_seconds**: from the end of the last incident to the first time the total lag is back
   under ``normal + max(1, 3 x its standard deviation, 0.5 % of the backlog peak)`` (linear
   interpolation between samples). ``None`` when that never happens in the window; ``drain_note``
-  then says why (capacity <= arrivals: "never drains"; a fault still on at the end: "workers
-  still down at the end of the window", nothing could drain yet; otherwise how far it still had
-  to go).
+  then says why (a fault still on at the end: "workers still down at the end of the window",
+  nothing could drain yet; otherwise how far it still had to go). ``None`` as well, whatever the
+  lag does, when the bottleneck's capacity is at or below its arrivals: "never drains" (the lag
+  climbs from the start, so there is no normal level to come back to).
 - **Latency** of an event: first completion - arrival; **wait**: first start - arrival. Percentiles
   use numpy's linear interpolation over every processed event *and every event still waiting at
   the end* (arrived, neither finished nor given up), counted with its wait so far, end - arrival:
@@ -181,13 +182,15 @@ def drain(
     """Backlog peak and drain time from total lag ``lag`` sampled at ``t_s`` (both shape ``(k,)``).
 
     ``windows``: ``(start, end)`` of every fault in seconds, ``kinds`` their kinds (same order,
-    for the note); ``capacity_eps`` and ``offered_eps`` of the bottleneck group, for the note.
-    A fault still on at the last sample leaves ``drain_seconds`` None with a note that says so
-    (nothing could drain yet), not an estimate of the time left. ``backlog_at``: the backlog at
-    any times (shape ``(m,)`` in, ``(m,)`` out), to find the crossing between two samples on a
-    grid of :data:`REFINE_POINTS` (else it is interpolated linearly): a long window's samples are
-    far apart (every 78 s in 52 hours). ``steady``: what recurs without being an incident
-    (:func:`incidents`), said in the note when there is no incident.
+    for the note); ``capacity_eps`` and ``offered_eps`` of the bottleneck group: at or below
+    its arrivals the backlog never drains (None and "never drains: ..."), whatever the lag did
+    around the faults. A fault still on at the last sample leaves ``drain_seconds`` None with a
+    note that says so (nothing could drain yet), not an estimate of the time left.
+    ``backlog_at``: the backlog at any times (shape ``(m,)`` in, ``(m,)`` out), to find the
+    crossing between two samples on a grid of :data:`REFINE_POINTS` (else it is interpolated
+    linearly): a long window's samples are far apart (every 78 s in 52 hours). ``steady``: what
+    recurs without being an incident (:func:`incidents`), said in the note when there is no
+    incident.
     """
     if lag.size == 0:
         return Drain(0.0, 0, 0.0, None)
@@ -202,9 +205,12 @@ def drain(
         f"{_fmt_rate(offered_eps)}/s"
     )
     overloaded = offered_eps > 0 and (equal or capacity_eps < offered_eps)
+    if overloaded:
+        # Capacity at or below arrivals: the backlog grows from the start, fault or not, so the
+        # lag before the first fault is no normal level (it climbs, and its spread makes the
+        # band wide enough for a still-climbing lag to fall inside it after the fault).
+        return Drain(baseline, int(round(backlog)), None, never)
     if first is None:
-        if overloaded:
-            return Drain(baseline, int(round(backlog)), None, never)
         what = "no fault in this scenario" if steady is None else f"no incident: {steady}"
         return Drain(
             baseline, int(round(backlog)), 0.0, f"{what}; lag stays near {baseline:.0f} events"
@@ -213,8 +219,6 @@ def drain(
     threshold = baseline + max(1.0, 3.0 * spread, 0.005 * backlog)
     after = np.nonzero((t_s >= end) & (lag <= threshold))[0]
     if after.size == 0:
-        if overloaded:
-            return Drain(baseline, int(round(backlog)), None, never)
         if end >= float(t_s[-1]):
             last = max(range(len(windows)), key=lambda i: windows[i][1])
             kind = kinds[last] if last < len(kinds) else "the fault"

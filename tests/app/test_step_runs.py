@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.db import make_engine, make_sessionmaker, upgrade
-from app.grading.grader import grade, load_material
+from app.grading.grader import design_sha256, grade, load_material
 from app.step_runs import cached_runs, ensure_runs, grade_with_runs, scenario_names
 from simulator.design import Design
 from tests.factories import write
@@ -98,3 +98,28 @@ def test_a_step_judges_the_earlier_steps_decisions_as_the_whole_course_does(data
     assert checks and all(c.status != "error" for c in checks), [c.message for c in checks]
     whole = grade(design, material)
     assert graded.steps[0].model_dump() == whole.steps[2].model_dump()
+
+
+def test_the_whole_course_runs_the_learners_design_for_its_bill(database_url):
+    """The report card grades every step: besides each step design's runs it simulates the
+    learner's design itself under the scenario its month is priced with, so the bill shows the
+    learner's own fields (here the state store's replicas, which no step of the fixture course
+    decides: each step judges the reference's 2). A step's page runs no such extra run."""
+    material = load_material(Path(__file__).resolve().parents[1] / "grading/fixtures/simulated")
+    reference = material.loaded.reference_design
+    assert reference is not None
+    store = reference.state_store.model_copy(update={"replicas": 0})
+    design = reference.model_copy(update={"state_store": store})
+    steps = material.loaded.steps
+    upgrade(database_url)
+    factory = make_sessionmaker(make_engine(database_url))
+    with factory() as session:
+        one = asyncio.run(ensure_runs(session, design, material, steps[:1]))
+        runs = asyncio.run(ensure_runs(session, design, material, steps))
+        session.commit()
+    assert (one.simulated, runs.simulated) == (1, 1)
+    assert (design_sha256(design), "tiny") in runs.results
+    graded = grade_with_runs(design, material, steps, runs)
+    assert graded.model_dump() == grade(design, material).model_dump()
+    assert graded.cost is not None and "database_replicas" not in graded.cost.by_component
+    assert grade_with_runs(design, material, steps[:1], one).cost is None

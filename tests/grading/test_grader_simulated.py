@@ -168,3 +168,33 @@ def test_each_check_carries_its_kind(material, design):
         ["simulated", "simulated", "design_review"],
         ["simulated", "design_review"],
     ]
+
+
+def test_the_grade_prices_the_learners_whole_design_not_a_step_design(material, design):
+    """No step of the fixture course decides the state store's replicas: each step judges the
+    reference's 2, but the bill at the top is the learner's design as given, 0 replicas, priced
+    from its own run (simulated once more, and only for the grade of the whole course)."""
+    store = design.state_store.model_copy(update={"replicas": 0})
+    mine = design.model_copy(update={"state_store": store})
+    calls: list[int] = []
+
+    def counted(d: Design, scenario: Scenario, seed: int):
+        calls.append(d.state_store.replicas)
+        return simulate(d, scenario, seed)
+
+    result = grade(mine, material, simulate=counted)
+    assert calls == [2, 0]
+    scenario = material.loaded.scenarios["tiny"]
+    expected = monthly_cost(
+        mine,
+        scenario,
+        material.pricing,
+        budget_usd=85_000,
+        metrics=simulate(mine, scenario, 3).metrics,
+    )
+    assert result.cost == expected
+    assert "database_replicas" not in result.cost.by_component
+    assert result.steps[0].cost is not None
+    assert result.steps[0].cost.by_component["database_replicas"] > 0
+    part = grade(mine, material, only=material.loaded.steps[:1])
+    assert part.cost is None

@@ -1,4 +1,5 @@
-""""Still draining" is said only while a backlog remains: the lag still falling at the end."""
+""""Still draining" is said only while the lag is still falling at the end; a lag not falling at
+the end, above normal, is "not back to normal", never "no backlog left"."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from app.grading.grader import load_material, run_scenario
 from app.web.backlog import STEADY, lag_still_falling, shown_drain
+from app.web.charts import lag_chart
 from app.web.formatting import drain
 from simulator.files import load_design
 from simulator.result import SimulationResult
@@ -44,14 +46,27 @@ LEVEL = [130, 133, 132, 134, 129, 138, 132, 132, 135, 132, 142, 135, 138, 136, 1
 """A lag holding level with its sampling noise: the reference design's last 15 samples, twice."""
 
 
-def test_a_lag_that_stopped_falling_is_shown_as_no_backlog_left(broker_loss):
+def test_a_lag_level_above_normal_at_the_end_is_not_back_to_normal(broker_loss):
+    """Level at the end far above its level before the fault: neither "still draining" nor "no
+    backlog left" (the starting design of the course at step 4 stood at 261 where it held 117)."""
     steady = with_tail(broker_loss, LEVEL)
     assert not lag_still_falling(steady)
     seconds, note = shown_drain(steady)
     assert seconds is None and note is not None and note.startswith(STEADY)
-    assert "held at about 136 step events at the end" in note
-    assert "before the fault" in note
-    assert drain(seconds, note) == "no backlog left"
+    ts = broker_loss.timeseries
+    early = [lag for t, lag in zip(ts.t_s, ts.lag_total, strict=True) if t < 120.0]
+    before = sum(early) / len(early)  # the samples before the broker is lost at 120 s
+    assert note == (
+        "not back to normal: the lag was not falling at the end and stood at about 136 step "
+        f"events ({before:,.0f} before the fault)"
+    )
+    assert drain(seconds, note) == "not back to normal"
+    summary = lag_chart(steady).summary
+    assert summary.endswith(
+        "Lag was not back to normal by the end of the run: the lag was not falling at the end "
+        f"and stood at about 136 step events ({before:,.0f} before the fault)."
+    )
+    assert "no backlog left" not in summary
 
 
 def test_a_lag_still_falling_at_the_end_is_still_draining(broker_loss):

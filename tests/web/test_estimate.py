@@ -8,11 +8,14 @@ import pytest
 
 from app.grading.grader import load_material
 from app.models import DesignRecord
+from app.web.estimate import estimate_view
 from app.web.formatting import duration, eps, percent, usd_short
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import estimate
-from tests.web.html import soup
+from simulator.files import load_design
+from tests.factories import REPO_STEPS
+from tests.web.html import csrf_of, soup
 from tests.web.learner import HX, rows, step_form, words
 from tests.web.learner_course import write_learner_course
 
@@ -131,3 +134,36 @@ def test_a_fault_that_builds_no_backlog_is_not_called_no_fault(make_client):
     drain = figures(client.get("/steps/event-log"))["Drain time"]
     assert "no backlog expected from this scenario's fault" in drain
     assert "no fault" not in drain
+
+
+def test_a_backlog_taken_as_the_runs_resume_reads_why_its_drain_is_0(client):
+    """Step 9 with the reference design: the worker crash holds about 206 agent calls, which the
+    stalled runs release over one run's critical path (about 20 s) as they resume; 13.1/s of
+    headroom takes them as they come, so the drain is 0 s. The panel says so instead of "0 s,
+    206 events behind"."""
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
+    token = csrf_of(soup(client.get("/steps/worker-crash")))
+    uploaded = client.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("design.yaml", reference, "application/yaml")},
+        follow_redirects=False,
+    )
+    assert uploaded.status_code == 303
+    form = step_form(client, "worker-crash")
+    response = client.post("/steps/worker-crash/estimate", data=form, headers=HX)
+    drain = figures(response)["Drain time"]
+    material = load_material(REPO_STEPS)
+    step = next(s for s in material.loaded.steps if s.slug == "worker-crash")
+    view = estimate_view(load_design(REPO_STEPS / "designs" / "reference.yaml"), material, step)
+    assert view is not None and view.kept_up
+    assert view.critical_path_s is not None and 15 < view.critical_path_s < 25
+    e = view.estimate
+    assert e.drain_seconds == 0 and e.backlog > 100
+    assert drain == (
+        f"0 s the {e.backlog:,.0f} agent events the fault holds reach the queues as the stalled "
+        f"runs resume, over about {duration(view.critical_path_s)} (one run's critical path), "
+        f"and {eps(view.headroom_eps)} of headroom takes them as they come: nothing queues "
+        "beyond normal"
+    )
+    assert "behind" not in drain

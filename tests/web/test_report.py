@@ -58,6 +58,10 @@ def test_the_report_shows_each_fault_scenario_and_the_cost_against_the_budget(le
     assert cells[0] == "worker crash"
     assert len(cells) == 5
     assert "of $85,000" in words(page.select_one("section[aria-labelledby=cost-heading] p"))
+    assert words(page.select_one("#cost-of")).startswith(
+        "Your whole design as saved, priced for a month of the peak scenario's load from its own "
+        "simulation."
+    )
     assert page.select_one("#chart-cost-data") is not None
     assert page.select_one("pre.command").get_text() == "designlab grade design.yaml"
 

@@ -163,8 +163,13 @@ def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_
     expected_drain = drain(metrics["drain_seconds"], metrics["drain_note"])
     assert figures[3].select_one("dd").get_text() == expected_drain
     behind = page.select_one("#backlog-at-restart").get_text()
-    assert behind.startswith(f"{metrics['backlog_at_restart']:,} events were behind when")
-    assert f"peaked at {metrics['backlog_peak']:,}" in behind
+    assert behind.startswith(
+        f"{metrics['backlog_at_restart']:,} events of the crashed group were due and not started"
+    )
+    assert f"peaked at {metrics['backlog_peak']:,} above normal" in behind
+    assert "the lag in the chart counts only the events in the log" in behind
+    if metrics["lag_total_max"] < metrics["backlog_peak"]:
+        assert behind.endswith(f"so it peaked lower, at {metrics['lag_total_max']:,}.")
     again = page.select_one("#reprocessing").get_text()
     if metrics["redelivered"]:
         rate = f"{100 * metrics['reprocessing_rate']:.2f} %"
