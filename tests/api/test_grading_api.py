@@ -174,6 +174,28 @@ def test_grade_with_scenarios_matches_the_cli(simulated_api):
     assert response.json()["steps"][0]["metrics"]["arrivals"] > 0
 
 
+def test_grade_judges_each_step_on_its_step_design_like_the_cli(simulated_api, tmp_path):
+    """Step 1 judges the learner's step-1 answers with the course's values for step 2's fields
+    (8 partitions here is a step-2 answer): the API simulates that step design, as the CLI and
+    the browser do, not the whole design for every step."""
+    design = yaml.safe_load((SIMULATED / "designs" / "reference.yaml").read_text())
+    design["event_log"]["partitions"] = 8
+    design["consumers"]["agent"]["instances"] = 4
+    design_file = tmp_path / "design.yaml"
+    design_file.write_text(yaml.safe_dump(design))
+    response = simulated_api.post(
+        "/api/v1/grade", content=design_file.read_bytes(), headers={"content-type": "text/yaml"}
+    )
+    outcome = CliRunner().invoke(
+        cli, ["grade", str(design_file), "--format", "json", "--steps-dir", str(SIMULATED)]
+    )
+    assert outcome.exit_code in (0, 1), outcome.output
+    expected = json.loads(outcome.stdout)
+    assert response.json() == expected
+    step1, step2 = expected["steps"]
+    assert step1["metrics"] != step2["metrics"]  # two designs were judged, not one
+
+
 @pytest.mark.parametrize(
     ("content_type", "body", "line"),
     [
