@@ -248,7 +248,7 @@ class Metrics(_Out):
         0,
         description="Model calls sent to a failed primary provider, each waiting for its error "
         "(with a breaker: those before it opens and its trial calls; with neither breaker nor "
-        "fallback, counted as unavailable errors instead).",
+        "fallback: every call the primary refused while down).",
     )
     state_writes_lost: int = 0
     state_writes_rebuilt: int = 0

@@ -321,6 +321,9 @@ class ModelRouting(FaultLayer):
                     f"circuit breaker opened {router.breaker_opened} times; "
                     f"{router.fallback_calls} calls went to the fallback"
                 )
+        else:
+            # No breaker and no fallback: every call the failed primary refused was sent to it.
+            figures["primary_failures"] = sim.provider.rejected_down
         if self.repeat is not None:
             figures["wrong_model_version_served"] = self.repeat.wrong_model_version_served
         return amend(result, notes, **figures)

@@ -75,8 +75,9 @@ def _without(reference, **model_sections):
 
 def test_an_outage_with_neither_breaker_nor_fallback_is_judged_by_its_calls():
     """Every call of the outage tries the dead primary and none is answered: the breaker check
-    fails on the calls the primary refused (the run counts them as unanswered only), the fallback
-    check names the missing fallback, and no call came back from a fallback it never reached."""
+    fails on the calls the primary refused (the run's primary_failures, each also unanswered),
+    the fallback check names the missing fallback, and no call came back from a fallback it
+    never reached."""
     material = load_material(STEPS_DIR)
     reference = load_design(STEPS_DIR / material.course.reference_design)
     bare = _without(
@@ -93,6 +94,11 @@ def test_an_outage_with_neither_breaker_nor_fallback_is_judged_by_its_calls():
     assert opens.status == "fail" and "with no circuit breaker" in opens.message
     assert not opens.message.startswith("0 calls")
     assert closes.status == "not_exercised"
+    loaded = [
+        s for s in material.loaded.steps if s.step is not None and s.step.id == "provider-outage"
+    ]
+    metrics = grade(bare, material, only=loaded).steps[0].metrics
+    assert metrics.primary_failures == metrics.outage_calls_unanswered > 0
 
 
 def test_a_peak_over_the_tpm_bought_fails_the_model_capacity_check():
