@@ -255,13 +255,15 @@ class SimulationPool:
         before the first simulation asks for them."""
 
         def start() -> None:
+            pool = None
             try:
                 pool = self._get()
                 futures = [pool.schedule(_warm_worker) for _ in range(self.limits.workers)]
                 for future in futures:
                     future.result(timeout=60)
             except Exception:  # a pool that cannot start says so at the first simulation
-                log.warning("simulation pool warm-up failed", exc_info=True)
+                if pool is None or self._pool is pool:  # not closed meanwhile
+                    log.warning("simulation pool warm-up failed", exc_info=True)
 
         thread = threading.Thread(target=start, name="simpool-warm", daemon=True)
         thread.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,19 @@ from tests.databases import PostgresDatabases, backend_params, postgres_url
 from tests.factories import write_course
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _sim_warm_pool_restored() -> Iterator[None]:
+    """``designlab serve`` sets SIM_WARM_POOL in the process's environment for the app it runs;
+    a test that invokes it in process (even one that stops at a settings error) must not leave
+    every later test's app warming a pool of its own."""
+    before = os.environ.get("SIM_WARM_POOL")
+    yield
+    if before is None:
+        os.environ.pop("SIM_WARM_POOL", None)
+    else:
+        os.environ["SIM_WARM_POOL"] = before
 
 
 @pytest.fixture
