@@ -24,6 +24,7 @@ from app.course.step_design import step_design
 from app.errors import BadInput, Unavailable
 from app.grading.grader import (
     CourseMaterial,
+    Simulate,
     cost_scenario,
     design_sha256,
     grade,
@@ -116,6 +117,19 @@ class Runs:
         if sha is None or name is None:
             return None
         return self.results.get((sha, name))
+
+    def simulate(self, material: CourseMaterial) -> Simulate:
+        """A ``simulate`` for the grader that hands out the run of the design and scenario it is
+        asked for (by :data:`RunKey`), raising the failure kept for it instead."""
+        names = {id(scenario): name for name, scenario in material.loaded.scenarios.items()}
+
+        def served(judged: Design, scenario: Scenario, _seed: int) -> SimulationResult:
+            key = (design_sha256(judged), names[id(scenario)])
+            if key in self.failures:
+                raise self.failures[key]
+            return self.results[key]
+
+        return served
 
     def refusal(self) -> BadInput | None:
         """The failures that are refusals for the design's own fields (each a BadInput naming
@@ -230,15 +244,7 @@ def grade_with_runs(
     whose ``steps`` are these steps in order. A scenario in ``runs.failures`` makes its checks
     ``error``.
     """
-    by_scenario = {id(material.loaded.scenarios[n]): n for n in scenario_names(material, steps)}
-
-    def served(judged: Design, scenario: Scenario, _seed: int) -> SimulationResult:
-        key = (design_sha256(judged), by_scenario[id(scenario)])
-        if key in runs.failures:
-            raise runs.failures[key]
-        return runs.results[key]
-
-    return grade(design, material, simulate=served, only=steps)
+    return grade(design, material, simulate=runs.simulate(material), only=steps)
 
 
 async def grade_off_loop(

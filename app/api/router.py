@@ -33,20 +33,17 @@ from app.deps import MaterialDep
 from app.errors import BadInput, DesignlabError, NotFound, Unavailable
 from app.grading.grader import (
     CourseMaterial,
-    Simulate,
-    design_sha256,
     error_result,
     grade,
     input_problems,
     run_scenario,
 )
 from app.grading.result import GradeResult, InputProblem
-from app.step_runs import RunKey, wanted_runs
+from app.step_runs import Runs, wanted_runs
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import MAX_DEPTH, MAX_FILE_BYTES, load_model
 from simulator.result import SimulationResult
-from simulator.scenario import Scenario
 
 log = logging.getLogger(__name__)
 
@@ -75,36 +72,20 @@ def client_of(request: Request) -> str:
 
 async def simulations(
     design: Design, material: CourseMaterial, seed: int | None, client: str
-) -> dict[RunKey, SimulationResult | Exception]:
+) -> Runs:
     """Every simulation grading the whole course reads for ``design`` (each step's own design
     under each scenario it names, and the design itself under the scenario its month is priced
-    with: app.step_runs.wanted_runs), run in the pool for ``client`` one after the other, by
-    (design SHA-256, scenario name): its result, or what it raised (an Unavailable included)."""
-    out: dict[RunKey, SimulationResult | Exception] = {}
+    with: app.step_runs.wanted_runs), run in the pool for ``client`` one after the other: each
+    result, or what it raised (an Unavailable included) in ``failures``."""
+    runs = Runs()
     for key, (judged, name) in wanted_runs(design, material, material.loaded.steps).items():
         scenario = material.loaded.scenarios[name]
         run_seed = scenario.seed if seed is None else seed
         try:
-            out[key] = await simpool.simulate(judged, scenario, run_seed, client)
+            runs.results[key] = await simpool.simulate(judged, scenario, run_seed, client)
         except Exception as exc:  # the grader decides: an error check, or no grade
-            out[key] = exc
-    return out
-
-
-def served(
-    done: dict[RunKey, SimulationResult | Exception], material: CourseMaterial
-) -> Simulate:
-    """A ``simulate`` for the grader that hands out ``done``'s result for the design and
-    scenario it is asked for (or raises its error)."""
-    names = {id(scenario): name for name, scenario in material.loaded.scenarios.items()}
-
-    def simulate(judged: Design, scenario: Scenario, _seed: int) -> SimulationResult:
-        outcome = done[(design_sha256(judged), names[id(scenario)])]
-        if isinstance(outcome, Exception):
-            raise outcome
-        return outcome
-
-    return simulate
+            runs.failures[key] = exc
+    return runs
 
 
 _DESIGN_BODY: dict[str, Any] = {
@@ -273,7 +254,7 @@ async def grade_design(request: Request, material: MaterialDep, seed: SeedQuery 
     done = await simulations(design, material, seed, client_of(request))
     try:
         result = await anyio.to_thread.run_sync(
-            lambda: grade(design, material, seed=seed, simulate=served(done, material))
+            lambda: grade(design, material, seed=seed, simulate=done.simulate(material))
         )
     except Unavailable as exc:
         log.warning("grade answered 503: %s", exc.detail)
