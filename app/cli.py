@@ -12,6 +12,9 @@ account commands, export, worker), never for grade, simulate or lint; the simula
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from typing import Any
 
 import typer
@@ -57,6 +60,14 @@ class _Group(TyperGroup):
                 typer.echo(f"error: {error}", err=True)
             typer.echo(f"error: {exc.detail}", err=True)
             raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except BrokenPipeError as exc:
+            # The reader closed the pipe (``designlab grade ... | head``): not an internal error.
+            # Point stdout at /dev/null so the flush at exit cannot fail again (Python's
+            # documented idiom, "Note on SIGPIPE" in the signal module's docs).
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            # 141 = 128 + SIGPIPE, what a shell reports for a writer the pipe's reader ended.
+            raise typer.Exit(128 + signal.SIGPIPE) from exc
         except Exception as exc:
             if hasattr(exc, "exit_code"):  # typer.Exit, usage errors: they carry their own code
                 raise

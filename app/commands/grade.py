@@ -121,8 +121,11 @@ def grade_command(
             typer.echo(f"error: {found}", err=True)
     try:
         emit(render(result, report_format), out)
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: app.cli says so, not "cannot write"
     except OSError as exc:
-        typer.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
+        where = out or "standard output"
+        typer.echo(f"error: cannot write {where}: {exc.strerror or exc}", err=True)
         raise typer.Exit(ExitCode.BAD_INPUT) from exc
     if out is not None:
         typer.echo(f"{result.status.upper()} {result.points}/{result.max_points}: {result.message}")

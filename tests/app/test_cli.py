@@ -148,3 +148,29 @@ def test_version_names_the_package_and_the_simulator():
     assert result.exit_code == 0, result.output
     expected = f"designlab {version('designlab')} (simulator {SIMULATOR_VERSION})"
     assert result.output.strip() == expected
+
+
+def test_a_reader_that_closes_the_pipe_is_not_an_internal_error():
+    """``designlab grade steps/designs/reference.yaml | head -1``: the writer meets a closed
+    pipe; it stops quietly with the shell's SIGPIPE status (141), never "internal error"."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys\n"
+        "from app.cli import main\n"
+        "sys.argv = ['designlab', 'grade', 'steps/designs/reference.yaml']\n"
+        "main()\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert writer.stdout is not None
+    writer.stdout.close()  # the reader is gone before the first write
+    _, stderr = writer.communicate(timeout=120)
+    assert b"internal error" not in stderr, stderr
+    assert writer.returncode == 141
