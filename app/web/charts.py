@@ -57,10 +57,23 @@ def _windows(windows: list[FaultWindow]) -> list[dict[str, Any]]:
 
 
 def _windows_text(windows: list[FaultWindow]) -> str:
-    return "; ".join(
-        f"{fault_name(w.kind)} from {duration(w.start_s)} to {duration(w.end_s)} (shaded)"
-        for w in windows
-    )
+    """The fault windows in words, one phrase per fault kind in order of first appearance: a
+    kind met once reads "from .. to ..", a kind met n times "n times, between .. and ..". """
+    by_kind: dict[str, list[FaultWindow]] = {}
+    for w in windows:
+        by_kind.setdefault(w.kind, []).append(w)
+    phrases = []
+    for kind, found in by_kind.items():
+        start = min(w.start_s for w in found)
+        end = max(w.end_s for w in found)
+        if len(found) == 1:
+            phrases.append(f"{fault_name(kind)} from {duration(start)} to {duration(end)} (shaded)")
+        else:
+            phrases.append(
+                f"{fault_name(kind)} {len(found)} times, between {duration(start)} and "
+                f"{duration(end)} (shaded)"
+            )
+    return "; ".join(phrases)
 
 
 def _peak(times: list[float], values: list[int] | list[float]) -> tuple[float, float]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.web.formatting import level, percent
+from simulator.capacity import LimitingFactor
 from simulator.design import ConsumerGroup, Design
 from simulator.estimate import Estimate
 from simulator.groups import GROUPS, GroupName
@@ -159,6 +160,24 @@ def _utilisations(
     return {g: (u if capacity > 0 else math.inf) for g, (u, capacity) in found.items()}, source
 
 
+def _limit_use(
+    metrics: Metrics | None, estimate: Estimate | None, group: str, limit: LimitingFactor
+) -> float | None:
+    """How much of one capacity ceiling of ``group`` the load uses (a fraction; ``math.inf`` for
+    a ceiling of nothing): the simulation's figure when there is one, else the estimate's
+    arrivals over that ceiling; None when neither knows it."""
+    if metrics is not None and metrics.by_group:
+        found = metrics.by_group.get(group)
+        return None if found is None else found.limits_utilisation.get(limit.value)
+    if estimate is None or group not in estimate.by_group:
+        return None
+    figures = estimate.by_group[group]
+    ceiling = figures.limits_eps.get(limit.value)
+    if ceiling is None:
+        return None
+    return figures.arrivals_eps / ceiling if ceiling > 0 else math.inf
+
+
 def _event_log(design: Design, x: float, height: float, timeseries: Timeseries | None) -> Box:
     log = design.event_log
     width = 200.0
@@ -212,7 +231,9 @@ def _busy(utilisation: float | None) -> str:
     return f"{percent(utilisation)} busy ({level(utilisation)})"
 
 
-def _providers(design: Design, x: float, y: float, estimate: Estimate | None) -> Box:
+def _providers(
+    design: Design, x: float, y: float, estimate: Estimate | None, metrics: Metrics | None
+) -> Box:
     model = design.model
     primary, fallback = model.primary, model.fallback
     lines = (
@@ -221,8 +242,16 @@ def _providers(design: Design, x: float, y: float, estimate: Estimate | None) ->
         f"cache {'on' if model.cache.enabled else 'off'}"
         f" · breaker {'on' if model.circuit_breaker.enabled else 'off'}",
     )
-    use = max(estimate.model.rpm_utilisation, estimate.model.tpm_utilisation) if estimate else None
-    label = f"{percent(use)} of RPM/TPM (estimate)" if use is not None else "no load yet"
+    limits = (LimitingFactor.rpm, LimitingFactor.tpm, LimitingFactor.provider_concurrency)
+    simulated = [_limit_use(metrics, None, "agent", limit) for limit in limits]
+    known = [u for u in simulated if u is not None]
+    if known:
+        use: float | None = max(known)
+        label = f"{percent(use)} of RPM/TPM/concurrency (last run)"
+    else:
+        load = estimate.model if estimate else None
+        use = max(load.rpm_utilisation, load.tpm_utilisation) if load else None
+        label = f"{percent(use)} of RPM/TPM (estimate)" if use is not None else "no load yet"
     meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, use, label)
     title = "Model providers"
     return Box("model-providers", x, y, SIDE_WIDTH, GROUP_HEIGHT, title, lines, (), meter)
@@ -320,9 +349,12 @@ def architecture(
         _group(name, design.consumers.by_name(name), GROUP_X, row, utilisation.get(name))
         for name, row in zip(GROUPS, rows, strict=True)
     )
-    providers = _providers(design, SIDE_X, rows[0], estimate)
-    fleet = _tools(design, SIDE_X, rows[1], utilisation.get("tool"))
-    store = _store(design, SIDE_X, rows[2], utilisation.get("state"))
+    providers = _providers(design, SIDE_X, rows[0], estimate, metrics)
+    # The fleet and the store are judged by their own ceilings, not their consumer group's.
+    runners = _limit_use(metrics, estimate, "tool", LimitingFactor.tool_runners)
+    writes = _limit_use(metrics, estimate, "state", LimitingFactor.state_write_capacity)
+    fleet = _tools(design, SIDE_X, rows[1], runners)
+    store = _store(design, SIDE_X, rows[2], writes)
     middle = GROUP_HEIGHT / 2
     arrows = [Arrow(API_X + API_WIDTH, height / 2, LOG_X, height / 2)]
     for row in rows:

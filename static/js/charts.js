@@ -13,6 +13,8 @@
   var FAULT_INK = "#8a1c15";
   var MARK_INK = "#1b7a43";
   var MARK_LABEL_ROOM = 22;  /* px kept above a bar chart's plot for its markers' labels */
+  var LABEL_ROWS = 3;        /* rows of fault labels at the top of a line chart's plot */
+  var LABEL_GAP = 8;         /* px kept between two fault labels in a row */
 
   var overlays = {
     id: "designlabOverlays",
@@ -22,14 +24,34 @@
       var ctx = chart.ctx;
       ctx.save();
       ctx.font = "12px system-ui, sans-serif";
+      /* Each fault label takes the first row where it clears the labels already there; a
+         label equal to one already shown in its row and reached by it is not repeated (a
+         run of poison stalls reads once). Beyond LABEL_ROWS the summary names them. */
+      var rowEnds = [];
+      var rowLabels = [];
       (opts.windows || []).forEach(function (w) {
         var x1 = Math.max(x.getPixelForValue(w.start), area.left);
         var x2 = Math.min(x.getPixelForValue(w.end), area.right);
         ctx.fillStyle = FAULT_FILL;
         ctx.fillRect(x1, area.top, Math.max(x2 - x1, 1), area.bottom - area.top);
-        ctx.fillStyle = FAULT_INK;
-        ctx.fillText(w.label, x1 + 4, area.top + 14);
+        var left = x1 + 4;
+        var width = ctx.measureText(w.label).width;
+        if (left + width > area.right) { left = Math.max(area.left, area.right - width - 2); }
+        for (var row = 0; row < LABEL_ROWS; row++) {
+          if (rowLabels[row] === w.label && rowEnds[row] + LABEL_GAP >= x1) {
+            rowEnds[row] = Math.max(rowEnds[row], x2);
+            return;
+          }
+          if (rowEnds[row] === undefined || rowEnds[row] + LABEL_GAP <= left) {
+            ctx.fillStyle = FAULT_INK;
+            ctx.fillText(w.label, left, area.top + 14 * (row + 1));
+            rowEnds[row] = Math.max(left + width, x2);
+            rowLabels[row] = w.label;
+            return;
+          }
+        }
       });
+      var labelRows = rowEnds.length;
       (opts.markers || []).forEach(function (m) {
         var px = x.getPixelForValue(m.x);
         if (px < area.left || px > area.right) { return; }
@@ -44,7 +66,7 @@
         var tx = px + 4 + width > chart.width ? px - 4 - width : px + 4;
         /* Bars fill the plot from its top edge: their marker labels go in the room kept above
            it, so a label never lies on a bar. Lines leave the top of the plot freer. */
-        var ty = opts.labelsAbove ? area.top - 6 : area.top + 30;
+        var ty = opts.labelsAbove ? area.top - 6 : area.top + 14 * (labelRows + 1) + 2;
         ctx.fillText(m.label, Math.max(tx, 0), ty);
       });
       ctx.restore();

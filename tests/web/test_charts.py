@@ -112,3 +112,17 @@ def test_cost_bars_are_largest_first_without_free_components_and_mark_the_budget
         "Monthly cost $90,000 against a budget of $85,000 (106 %, over budget). "
         "Largest: model tokens $89,100, brokers $900."
     )
+
+
+def test_repeated_windows_of_one_fault_read_once_with_their_count_and_span():
+    stalls = [
+        FaultWindow(kind="poison", start_s=s, end_s=e)
+        for s, e in ((348, 480), (363, 480), (398, 480))
+    ]
+    windows = [FaultWindow(kind="worker_crash", start_s=60, end_s=120), *stalls]
+    summary = lag_chart(result(None, windows)).summary
+    assert (
+        "Worker crash from 1 min to 2 min (shaded); poison message 3 times, between 5 min 48 s and"
+        in summary
+    )
+    assert summary.count("poison message") == 1

@@ -137,3 +137,34 @@ def test_a_group_with_no_capacity_reads_no_capacity_not_a_percentage():
     assert agent.label == "no capacity: nothing can process the load"
     assert "Utilisation (last simulation): agent no capacity, tool 50 %" in diagram.description
     assert "100,000" not in diagram.description
+
+
+def test_the_fleet_store_and_providers_show_their_own_ceilings_not_their_groups():
+    """A tool group 90 % busy on its partitions with runners 20 % used shows the fleet at 20 %;
+    the store shows its write capacity, the providers their tightest of RPM/TPM/concurrency."""
+    measured = metrics(agent=0.4, tool=0.9, state=0.7)
+    measured.by_group["tool"].limits_utilisation = {"partitions": 0.9, "tool runners": 0.2}
+    measured.by_group["state"].limits_utilisation = {
+        "partitions": 0.7,
+        "state write capacity": 0.05,
+    }
+    measured.by_group["agent"].limits_utilisation = {"RPM": 0.3, "TPM": 2.7, "partitions": 0.4}
+    drawn = boxes(reference_like(), metrics=measured)
+    fleet, store, providers = (
+        drawn["tool-fleet"].meter,
+        drawn["state-store"].meter,
+        drawn["model-providers"].meter,
+    )
+    assert fleet is not None and store is not None and providers is not None
+    assert (fleet.value, fleet.label) == (0.2, "20 % busy (ok)")
+    assert store.value == 0.05
+    assert (providers.value, providers.label) == (2.7, "270 % of RPM/TPM/concurrency (last run)")
+
+
+def test_without_a_run_the_fleet_meter_is_the_estimates_runner_use():
+    scenario = Scenario(name="peak")
+    design = reference_like()
+    figures = estimate(design, scenario).by_group["tool"]
+    fleet = boxes(design, estimate=estimate(design, scenario))["tool-fleet"].meter
+    assert fleet is not None
+    assert fleet.value == figures.arrivals_eps / figures.limits_eps["tool runners"]
