@@ -234,12 +234,13 @@ def infrastructure_lines(design: Design, scenario: Scenario, pricing: Pricing) -
     lines.extend(_database_lines(design, pricing, hours))
     writes = month.runs_per_month * checkpoint_writes_per_run(design, shape.model_calls)
     write_price = pricing.database.usd_per_million_writes
+    per_run = writes / month.runs_per_month if month.runs_per_month else 0
     lines.append(
         _line(
             "checkpoint_writes",
             writes * write_price / 1e6,
             f"{design.checkpoint.granularity} checkpoints: {_num(month.runs_per_month)} runs x "
-            f"{_num(writes / month.runs_per_month if month.runs_per_month else 0)} writes = "
+            f"{_num(per_run)} {'write' if per_run == 1 else 'writes'} = "
             f"{_num(writes)} writes/month x {_price(write_price)} per million",
         )
     )

@@ -198,6 +198,22 @@ class Metrics(_Out):
         description="With poison events: the longest a poison event held its partition before it "
         "was given up, seconds (to the end of the window when it never let go); None without.",
     )
+    poison_still_holding: int | None = Field(
+        None,
+        description="With poison events: poison events still holding their partition at the end "
+        "of the window (retried without a limit, or not yet at it): the longest hold is then "
+        "at least poison_stall_max_s; None without poison.",
+    )
+    poison_given_up: int | None = Field(
+        None,
+        description="With poison events: poison events given up after the retry limit, parked "
+        "on the dead-letter topic or dropped; None without poison.",
+    )
+    poison_dropped: int | None = Field(
+        None,
+        description="Of poison_given_up: dropped for want of a dead-letter topic (each also "
+        "counted in lost: its effect never happens and nothing records why); None without.",
+    )
     order_violations: int = 0
     rebalances: int = 0
     members_kicked: int = Field(

@@ -200,6 +200,11 @@ def _check_result(check: Check, status: CheckStatus, message: str, explanation: 
     )
 
 
+def _other_scenario(check: Check, step_scenario: str | None) -> str | None:
+    """The scenario ``check`` judges when it is not its step's own, else None."""
+    return check.scenario if check.scenario and check.scenario != step_scenario else None
+
+
 def _grade_check(
     grading: _Grading, check: Check, step_scenario: str | None, design: Design
 ) -> CheckResult:
@@ -275,7 +280,12 @@ def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
         return _unavailable_step(loaded)
     step = loaded.step
     design = grading.design_for(loaded)
-    checks = [_grade_check(grading, check, step.scenario, design) for check in step.checks]
+    checks = [
+        _grade_check(grading, check, step.scenario, design).model_copy(
+            update={"scenario": _other_scenario(check, step.scenario)}
+        )
+        for check in step.checks
+    ]
     run = None
     if step.scenario and step.scenario in grading.material.loaded.scenarios:
         run = grading.run(step.scenario, design)
@@ -379,6 +389,7 @@ def grade(
         design_sha256=design_sha256(design),
         budget_usd=material.course.budget_usd,
         cost=billed.cost if billed else None,
+        cost_scenario=priced if billed and billed.cost else None,
         steps=steps,
         errors=errors,
     )

@@ -52,6 +52,11 @@ class CheckResult(_Out):
     explanation: str = Field(description="The formula filled with the design's own figures.")
     hint: str = ""
     concept: str = Field("", description="Anchor of the narrative paragraph that teaches it.")
+    scenario: str | None = Field(
+        None,
+        description="The scenario whose run this check judged when it is not the step's own "
+        "(null: the step's scenario, or none).",
+    )
 
 
 class StepResult(_Out):
@@ -118,6 +123,11 @@ class GradeResult(_Out):
             "own simulation of the last scenario without faults the course reads; null for a "
             "grade of part of the course."
         ),
+    )
+    cost_scenario: str | None = Field(
+        None,
+        description="The scenario whose simulated load ``cost`` is a month of (its repeats "
+        "and retries included); null when there is no cost.",
     )
     errors: list[InputProblem] = Field(default_factory=list)
     steps: list[StepResult] = Field(default_factory=list)

@@ -53,14 +53,20 @@ def _check_lines(step: StepResult, check: CheckResult) -> list[str]:
     if check.concept:
         lines.append(f"           read: {step.id}#{check.concept}")
     lines.append(f"           check: {step.id}/{check.id}")
+    if check.scenario:
+        lines.append(f"           scenario: {check.scenario}")
     return lines
 
 
-def _cost_lines(cost: Cost) -> list[str]:
+def _cost_lines(cost: Cost, scenario: str | None) -> list[str]:
     spare = cost.budget_usd - cost.monthly_usd
     share = abs(spare) / cost.budget_usd * 100 if cost.budget_usd else 0.0
     verdict = f"{share:.1f} % under" if spare >= 0 else f"{share:.1f} % OVER"
-    lines = [f"Monthly cost {usd(cost.monthly_usd)} of {usd(cost.budget_usd)} budget ({verdict})"]
+    priced = f", a month of the {scenario} scenario's load" if scenario else ""
+    lines = [
+        f"Monthly cost {usd(cost.monthly_usd)} of {usd(cost.budget_usd)} budget ({verdict})"
+        f"{priced}"
+    ]
     for component, dollars in sorted(cost.by_component.items(), key=lambda kv: (-kv[1], kv[0])):
         if dollars:
             lines.append(f"    {component:<26} {usd(dollars):>10}")
@@ -88,7 +94,7 @@ def to_text(result: GradeResult) -> str:
         for check in step.checks:
             lines += _check_lines(step, check)
     if result.cost is not None:
-        lines += ["", *_cost_lines(result.cost)]
+        lines += ["", *_cost_lines(result.cost, result.cost_scenario)]
     lines += [
         "",
         f"Result: {_MARK[result.status]}  {result.points}/{result.max_points} points "

@@ -236,7 +236,7 @@ def drain(
         headroom = capacity_eps - offered_eps
         eta = left / headroom if headroom > 0 else math.inf
         note = (
-            f"still draining at the end of the window: {left:.0f} events above normal; at "
+            f"still draining at the end of the window: {left:,.0f} events above normal; at "
             f"{_fmt_rate(headroom)}/s of headroom about {eta:.0f} s more"
         )
         return Drain(baseline, int(round(backlog)), None, note)

@@ -52,6 +52,7 @@ class Stall:
     reached_s: float
     given_up_s: float | None = None
     behind: int = 0
+    parked: bool = False
 
     @property
     def seconds(self) -> float | None:
@@ -150,17 +151,21 @@ class PoisonEvents(FaultLayer):
                 f"of {mean:.1f} s, {stuck} still stalling; {s.quarantined} parked behind their key"
             )
         violations = sum(s.order_violations for s in states.values())
-        held = [
-            (x.seconds if x.seconds is not None else sim.duration - x.reached_s)
-            for s in states.values()
-            for x in s.poison.values()
-            if x.seconds is not None or (x.behind and x.reached_s <= sim.duration)
+        stalls = [x for s in states.values() for x in s.poison.values()]
+        holding = [
+            x for x in stalls if x.seconds is None and x.behind and x.reached_s <= sim.duration
         ]
+        held = [x.seconds for x in stalls if x.seconds is not None]
+        held += [sim.duration - x.reached_s for x in holding]
+        given_up = [x for x in stalls if x.given_up_s is not None]
         return amend(
             result,
             notes,
             order_violations=result.metrics.order_violations + violations,
             poison_stall_max_s=sig(max(held)) if held else 0.0,
+            poison_still_holding=len(holding),
+            poison_given_up=len(given_up),
+            poison_dropped=sum(1 for x in given_up if not x.parked),
         )
 
 
@@ -180,6 +185,7 @@ def _given_up(
     if stall is None:
         return
     stall.given_up_s = t
+    stall.parked = parked
     stall.reached_s = _reached(part, pos, previous)
     stall.behind = part.log_end(t) - (pos + 1)
     sim.fault_windows.append(FaultWindow(kind="poison", start_s=stall.reached_s, end_s=t))

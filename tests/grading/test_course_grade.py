@@ -75,3 +75,17 @@ def test_another_process_grades_to_the_same_bytes(reference, tmp_path):
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr + done.stdout
     assert out.read_text(encoding="utf-8") == to_json(reference)
+
+
+def test_a_check_judged_on_another_scenario_than_its_steps_names_it(reference):
+    """Step 9 runs instance-loss; two of its checks judge replay and rolling-deploy, and say so
+    (the page heads them with their scenario); a check on the step's own scenario names none."""
+    step = next(s for s in reference.steps if s.id == "worker-crash")
+    assert step.scenario == "instance-loss"
+    named = {c.id: c.scenario for c in step.checks}
+    assert named == {
+        "lost-worker-noticed": None,
+        "pause-not-evicted": None,
+        "no-rebalance-storm": "replay",
+        "deploy-moves-few-partitions": "rolling-deploy",
+    }

@@ -90,6 +90,7 @@ def test_json_is_contract_3(thin_log):
         "explanation": "replication factor 1, min.insync.replicas 1.",
         "hint": "Use replication factor 3 and min.insync.replicas 2.",
         "concept": "replicas",
+        "scenario": None,
     }
 
 
