@@ -249,6 +249,12 @@ class Metrics(_Out):
     )
     wrong_model_version_served: int = 0
     fallback_calls: int = 0
+    fallback_wait_mean_s: float | None = Field(
+        None,
+        description="Mean seconds a call the fallback provider started waited at the gateway "
+        "for its limits (a concurrency slot, room in its RPM and TPM buckets): a fallback "
+        "sized for the peak keeps it near 0; None when the fallback started no call.",
+    )
     breaker_return_s: float | None = Field(
         None,
         description="After a provider outage: seconds the calls kept going to the fallback after "

@@ -308,14 +308,17 @@ class ModelRouting(FaultLayer):
         return self.repeat(group, part, pos, t, completed)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """``fallback_calls``, ``primary_failures``, ``wrong_model_version_served``,
-        ``model_wait_mean_s`` and the breaker's note."""
+        """``fallback_calls``, ``fallback_wait_mean_s``, ``primary_failures``,
+        ``wrong_model_version_served``, ``model_wait_mean_s`` and the breaker's note."""
         figures: dict[str, float] = {"model_wait_mean_s": self.model_wait_mean_s(sim)}
         notes: list[str] = []
         router = self.router
         if router is not None:
             figures["fallback_calls"] = router.fallback_calls
             figures["primary_failures"] = router.primary_failures
+            fallback = router.fallback
+            if fallback is not None and fallback.admitted:
+                figures["fallback_wait_mean_s"] = sig(fallback.gateway_wait_s / fallback.admitted)
             if router.breaker_opened:
                 notes.append(
                     f"circuit breaker opened {router.breaker_opened} times; "
