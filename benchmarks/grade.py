@@ -97,12 +97,12 @@ def main(steps_dir: Path, runs: int) -> None:
 
     # Every simulation the grade read: each step's design under each scenario it or its checks
     # name, and the design itself under the scenario its month is priced with.
-    runs = wanted_runs(design, material, material.loaded.steps)
-    scenarios = sorted({name for _, name in runs})
+    wanted = wanted_runs(design, material, material.loaded.steps)
+    scenarios = sorted({name for _, name in wanted})
     total = graded - start
     print(
         f"grade reference: {total:.2f} s wall (imports {imported - start:.2f} s, course "
-        f"{loaded - imported:.2f} s, {len(runs)} simulations and "
+        f"{loaded - imported:.2f} s, {len(wanted)} simulations and "
         f"{sum(len(s.checks) for s in result.steps)} checks {graded - loaded:.2f} s); "
         f"target <= {TARGET_SECONDS:g} s"
     )

@@ -75,11 +75,12 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 
 import numpy as np
 
-from simulator.design import CommitMode, Dedupe
+from simulator.design import CommitMode
 from simulator.engine.partition import (
     ACTIVE,
     DONE,
@@ -93,6 +94,10 @@ from simulator.engine.partition import (
 )
 from simulator.engine.retries import Retries
 from simulator.engine.samples import GroupSamples
+
+# The hot loop's module constants and heapq's functions, bound to its locals in one unpacking each.
+_PLANE_CONSTANTS = (TICKS_PER_S, PBITS, MASK, STREAM_GUARD_S, IDLE, ACTIVE, RETRY, DONE)
+_HEAP_OPS = (heapq.heapreplace, heapq.heappop, heapq.heappush)
 
 
 class ConsumerGroup(Retries):
@@ -149,8 +154,9 @@ class ConsumerGroup(Retries):
         #                             stretch (added to the group's counters on exit)
         #   csum, busy, busy_max      committed_sum, busy, busy_max: kept here, stored back on exit
         #                             and around a method that reads or changes them
-        #   commit_after, commit_before  the commit mode
+        #   commit_after, commit_each, commit_before  the commit mode
         #   track_memory, is_agent, mpi  in-memory dedupe, the agent group, max_poll_interval_s
+        #                             (these six: the group's ``plane_config``, fixed at its start)
         #   limited, limited_any      per instance: it owns more partitions than slots (any does)
         #   free_slots, waiting       per instance: free slots, partitions queued for one
         #   early_f                   per partition: the finish of its early-completed step
@@ -172,28 +178,19 @@ class ConsumerGroup(Retries):
         # redelivered offset, one marked to fail: poison, a lost broker write), _reject (the
         # stage rejected the step: retry).
         heap = self.heap
-        ticks = TICKS_PER_S
-        pbits = PBITS
-        mask = MASK
         stream_key = self.stream_key
         si = self.stream_i
         if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
             return self._catch_up(limit_key)
+        ticks, pbits, mask, guard_s, idle, active, retry, done = _PLANE_CONSTANTS
+        heapreplace, heappop, heappush = _HEAP_OPS
         sample_key = self.sample_key
         samples = self.samples  # None only with sample_key STREAM_END: no crossing ever happens
         gone_base = self.started_first
         stream_t = self.stream_t
         parts = self.parts
         admit = self.stage.admit
-        heapreplace = heapq.heapreplace
-        heappop = heapq.heappop
-        heappush = heapq.heappush
-        commit_after = self.commit_mode is CommitMode.after_processing
-        commit_each = self.commit_mode is CommitMode.in_effect_transaction
-        commit_before = self.commit_mode is CommitMode.before_processing
-        track_memory = self.dedupe is Dedupe.in_memory
-        is_agent = self.is_agent
-        mpi = self.max_poll_interval_s
+        commit_after, commit_each, commit_before, track_memory, is_agent, mpi = self.plane_config
         limited = self.limited
         limited_any = self.limited_any
         free_slots = self.free_slots
@@ -205,11 +202,6 @@ class ConsumerGroup(Retries):
         csum = self.committed_sum
         busy = self.busy
         busy_max = self.busy_max
-        guard_s = STREAM_GUARD_S
-        idle = IDLE
-        active = ACTIVE
-        retry = RETRY
-        done = DONE
         world = self.world
         causal = world is not None
         applied = world.applied if world is not None else None
@@ -303,9 +295,12 @@ class ConsumerGroup(Retries):
             if poll:
                 # Fetch what has arrived, up to the batch size.
                 arrived = part.arrived
-                while arrived < n and arrival[arrived] <= t:
+                if arrived < n and arrival[arrived] <= t:
+                    # One more has arrived; a binary search finds the rest (arrivals ascend).
                     arrived += 1
-                part.arrived = arrived
+                    if arrived < n and arrival[arrived] <= t:
+                        arrived = bisect_right(arrival, t, arrived + 1, n)
+                    part.arrived = arrived
                 if arrived <= pos:
                     if part.slot:
                         part.slot = False

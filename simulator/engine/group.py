@@ -29,6 +29,8 @@ import numpy as np
 from simulator.assignment import member_ids
 from simulator.design import (
     AssignmentStrategy,
+    CommitMode,
+    Dedupe,
     DedupeAt,
     Design,
     IdempotencyKeyFrom,
@@ -152,6 +154,17 @@ class GroupState:
         )
         self.dlq = design.failures.dead_letter_queue.enabled
         self.max_poll_interval_s = config.max_poll_interval_ms / 1000.0
+        # What the data plane's hot loop reads of the above on every call, in one tuple (they never
+        # change): commit after / in the effect's transaction / before processing, in-memory
+        # dedupe, the agent group, max.poll.interval.ms in seconds.
+        self.plane_config = (
+            self.commit_mode is CommitMode.after_processing,
+            self.commit_mode is CommitMode.in_effect_transaction,
+            self.commit_mode is CommitMode.before_processing,
+            self.dedupe is Dedupe.in_memory,
+            is_agent,
+            self.max_poll_interval_s,
+        )
         self.session_timeout_s = config.session_timeout_ms / 1000.0
         self.eager = config.assignment is not AssignmentStrategy.cooperative_sticky
 

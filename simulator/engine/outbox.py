@@ -65,7 +65,8 @@ class OutboxRelay:
         if self.phase_s is None:
             return written_s + self.mean_delay_s
         polls = math.ceil((written_s - self.phase_s) / self.interval_s)
-        return max(self.phase_s + polls * self.interval_s, written_s)
+        poll_s = self.phase_s + polls * self.interval_s
+        return written_s if written_s > poll_s else poll_s  # max(poll_s, written_s)
 
 
 def outbox_relay(design: Design, deterministic: bool, rng: random.Random) -> OutboxRelay | None:

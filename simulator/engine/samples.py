@@ -25,7 +25,6 @@ import bisect
 import math
 from array import array
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,9 +35,6 @@ if TYPE_CHECKING:
 FLUSH_EVERY = 32
 """Chart snapshots kept before they are turned into lags (at most this many x partitions x
 16 bytes per group)."""
-
-_COMMITTED = attrgetter("committed")
-_LOG_END = attrgetter("n")
 
 
 class GroupSamples:
@@ -91,9 +87,13 @@ class GroupSamples:
         self.lag_worst = np.zeros(charts, dtype=np.int64)
         self.in_flight = np.zeros(charts, dtype=np.int64)
         self.partition_lag_max = np.zeros(partitions, dtype=np.int64)
-        self._committed: list[array[int]] = []
-        self._ends: list[array[int]] = []
+        # Per chart snapshot: committed offsets, or log-end minus committed offsets (a growing log).
+        self._kept: list[array[int]] = []
         self._early: list[array[float]] = []
+        # The early finishes at the last chart snapshot, as a list and as its array (unchanged,
+        # as in a causal run, where no step completes early, the next snapshot shares it).
+        self._early_seen: list[float] = []
+        self._early_last: array[float] = array("d")
         self._busy: list[int] = []
         self._flushed = 0
 
@@ -118,20 +118,27 @@ class GroupSamples:
         keys = self.keys
         i = self.i
         per_chart = self.per_chart
-        snapshot: tuple[array[int], array[float], array[int] | None] | None = None
+        snapshot: tuple[array[int], array[float]] | None = None
         while keys[i] < key:
             self.started_or_gone.append(done)
             i += 1
             if i % per_chart == 0:
                 if snapshot is None:
+                    # From lists: an array built from a list is faster than from an iterator.
+                    # A growing log: each partition's log-end offset minus its committed offset
+                    # (one pass); else the committed offsets (the log ends are known).
+                    parts = self.parts
+                    early_f = self.early_f
+                    if early_f != self._early_seen:  # else share the last snapshot's array
+                        self._early_seen = early_f.copy()
+                        self._early_last = array("d", early_f)
                     snapshot = (
-                        array("q", map(_COMMITTED, self.parts)),
-                        array("d", self.early_f),
-                        array("q", map(_LOG_END, self.parts)) if self.chart_ends is None else None,
+                        array("q", [q.n - q.committed for q in parts])
+                        if self.chart_ends is None
+                        else array("q", [q.committed for q in parts]),
+                        self._early_last,
                     )
-                if snapshot[2] is not None:
-                    self._ends.append(snapshot[2])
-                self._committed.append(snapshot[0])
+                self._kept.append(snapshot[0])
                 self._early.append(snapshot[1])
                 self._busy.append(busy)
                 if len(self._busy) >= FLUSH_EVERY:
@@ -151,24 +158,23 @@ class GroupSamples:
         if n == 0:
             return
         lo, hi = self._flushed, self._flushed + n
-        partitions = len(self._committed[0])
-        committed = np.frombuffer(b"".join(a.tobytes() for a in self._committed), dtype=np.int64)
+        partitions = len(self._kept[0])
+        kept = np.frombuffer(b"".join(a.tobytes() for a in self._kept), dtype=np.int64)
         early = np.frombuffer(b"".join(a.tobytes() for a in self._early), dtype=np.float64)
-        committed = committed.reshape(n, partitions)
+        kept = kept.reshape(n, partitions)
         running = early.reshape(n, partitions) > self.chart_t[lo:hi, None]
-        if self.commit_after:
-            committed = committed - running
         if self.chart_ends is None:
-            ends = np.frombuffer(b"".join(a.tobytes() for a in self._ends), dtype=np.int64)
-            lags = ends.reshape(n, partitions) - committed
-            self._ends.clear()
+            # Kept: log-end minus committed offsets. An early-completed step still running has
+            # not committed yet: its partition lags one more.
+            lags = kept + running if self.commit_after else kept
         else:
+            committed = kept - running if self.commit_after else kept
             lags = self.chart_ends[:, lo:hi].T - committed
         self.lag_total[lo:hi] = lags.sum(axis=1)
         self.lag_worst[lo:hi] = lags.max(axis=1)
         self.in_flight[lo:hi] = np.asarray(self._busy, dtype=np.int64) + running.sum(axis=1)
         np.maximum(self.partition_lag_max, lags.max(axis=0), out=self.partition_lag_max)
-        self._committed.clear()
+        self._kept.clear()
         self._early.clear()
         self._busy.clear()
         self._flushed = hi
