@@ -1,0 +1,70 @@
+"""Each check judges its own decision's consequence: the events a poison layer drops are the
+poison events given up, not every lost event; a bound model limit is step 5's, named but not
+charged again in step 7; step 13 judges the fallback by its own wait, not the lag's drain."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.grading.grader import grade, load_material
+from simulator import simulate
+from simulator.design import Design
+from simulator.files import load_design
+from tests.course.conftest import STEPS_DIR
+
+MATERIAL = load_material(STEPS_DIR)
+DESIGNS = STEPS_DIR / "designs"
+
+
+def _steps(*ids: str):
+    return [s for s in MATERIAL.loaded.steps if s.step is not None and s.step.id in ids]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_losses_that_are_not_poison_are_not_called_dropped_poison(seed):
+    """The starting design retries for ever and loses events to its commits: none of those is a
+    poison event given up, so "no poison event is dropped" is not exercised (it failed with
+    "145 poison events were dropped", reading metrics.lost)."""
+    result = grade(Design(), MATERIAL, seed=seed, only=_steps("poison-messages"))
+    (step,) = result.steps
+    assert step.metrics is not None and step.metrics.lost > 0
+    assert (step.metrics.poison_given_up, step.metrics.poison_dropped) == (0, 0)
+    assert step.metrics.poison_still_holding
+    checks = {c.id: c for c in step.checks}
+    assert checks["poison-parked"].status == "not_exercised"
+    assert "at least" in checks["retry-limited"].message
+
+
+def test_poison_given_up_is_parked_or_dropped_by_the_dead_letter_queue():
+    scenario = MATERIAL.loaded.scenarios["poison"]
+    kept = simulate(load_design(DESIGNS / "reference.yaml"), scenario, 1).metrics
+    assert kept.poison_given_up and kept.poison_dropped == 0
+    assert kept.poison_given_up <= kept.dead_lettered
+    dropped = simulate(load_design(DESIGNS / "bad/no-dead-letter-queue.yaml"), scenario, 1).metrics
+    assert dropped.poison_given_up and dropped.poison_dropped == dropped.poison_given_up
+    assert dropped.poison_dropped <= dropped.lost and dropped.dead_lettered == 0
+
+
+def test_a_bound_model_limit_fails_step_5_and_is_only_named_in_step_7():
+    design = load_design(DESIGNS / "reference.yaml")
+    design.model.primary.tpm = 600_000  # 180 % of the peak's tokens a minute
+    result = grade(design, MATERIAL, seed=1, only=_steps("agents-tools-model", "evening-peak"))
+    checks = {(s.id, c.id): c for s in result.steps for c in s.checks}
+    assert checks[("agents-tools-model", "model-capacity")].status == "fail"
+    workers = checks[("evening-peak", "peak-utilisation")]
+    assert workers.status == "pass"
+    assert "TPM, 180 % used" in workers.message
+    assert "step 5 is judged there" in workers.message
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_fallbacks_wait_tells_a_short_fallback_from_a_slow_drain(seed):
+    scenario = MATERIAL.loaded.scenarios["provider-outage"]
+
+    def wait(name: str) -> float | None:
+        return simulate(load_design(DESIGNS / name), scenario, seed).metrics.fallback_wait_mean_s
+
+    assert wait("reference.yaml") == pytest.approx(0.0, abs=0.05)
+    assert wait("bad/too-few-partitions.yaml") == pytest.approx(0.0, abs=0.05)
+    assert (wait("bad/small-fallback.yaml") or 0.0) > 5.0
+    assert wait("bad/no-fallback.yaml") is None
