@@ -241,6 +241,13 @@ class Metrics(_Out):
         "gateway for a concurrency slot, plus its backoff after 429s (what the estimate's "
         "provider wait predicts).",
     )
+    model_wait_without_relay_mean_s: float | None = Field(
+        None,
+        description="Mean seconds a model call waits at the model gateway without the outbox "
+        "relay's bursts: model_wait_mean_s of the same run with a change-data-capture relay "
+        "(simulator.simulate); this run's own wait without a slower relay or when no call "
+        "waited; None in a scenario with faults.",
+    )
     model_recovery_s: float | None = Field(
         None,
         description="Seconds from the end of the last provider outage until the last model call "

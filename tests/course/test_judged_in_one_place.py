@@ -68,3 +68,35 @@ def test_the_fallbacks_wait_tells_a_short_fallback_from_a_slow_drain(seed):
     assert wait("bad/too-few-partitions.yaml") == pytest.approx(0.0, abs=0.05)
     assert (wait("bad/small-fallback.yaml") or 0.0) > 5.0
     assert wait("bad/no-fallback.yaml") is None
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_slow_relays_bursts_are_step_2s_not_the_model_limits(seed):
+    """A relay polling every 5 s makes calls wait at the gateway with the reference's limits
+    (0.12-0.16 s, over step 5's 0.08 s): step 5 judges the wait without the relay and passes,
+    saying what the relay added; 660 RPM for 600 wanted still fails it, with or without a relay."""
+    slow = load_design(DESIGNS / "bad/slow-outbox-relay.yaml")
+    scenario = MATERIAL.loaded.scenarios["peak"]
+    metrics = simulate(slow, scenario, seed).metrics
+    assert metrics.model_wait_mean_s > 0.08
+    assert metrics.model_wait_without_relay_mean_s == 0.0
+    result = grade(slow, MATERIAL, seed=seed, only=_steps("data-model", "agents-tools-model"))
+    checks = {c.id: c for s in result.steps for c in s.checks}
+    assert checks["outbox-relay-delay"].status == "fail"
+    capacity = checks["model-capacity"]
+    assert capacity.status == "pass"
+    assert f"{metrics.model_wait_mean_s:.3f} s with the bursts of your outbox relay" in (
+        capacity.message
+    )
+    low = load_design(DESIGNS / "bad/low-rpm.yaml")
+    low_result = grade(low, MATERIAL, seed=seed, only=_steps("agents-tools-model"))
+    assert {c.id: c.status for c in low_result.steps[0].checks}["model-capacity"] == "fail"
+    low_metrics = simulate(low, scenario, seed).metrics
+    assert low_metrics.model_wait_without_relay_mean_s is not None
+    assert low_metrics.model_wait_without_relay_mean_s > 0.3
+
+
+def test_the_wait_without_the_relay_is_not_measured_under_faults():
+    scenario = MATERIAL.loaded.scenarios["worker-crash"]
+    metrics = simulate(load_design(DESIGNS / "reference.yaml"), scenario, 1).metrics
+    assert metrics.model_wait_without_relay_mean_s is None
