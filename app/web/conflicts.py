@@ -76,6 +76,11 @@ def shown_value(decision: Decision, value: str) -> str:
     return f"{shown} {decision.unit}" if decision.unit else shown
 
 
+def design_value_shown(decision: Decision, design: Design) -> str:
+    """``decision``'s value in ``design`` in the learner's words (:func:`shown_value`)."""
+    return shown_value(decision, _saved_value(decision, design))
+
+
 def differences(step: Step, form: Mapping[str, str], saved: Design) -> list[Difference]:
     """The step's decisions whose value in ``form`` (this tab) differs from ``saved``, in the
     step's order, each with the choice already made in ``form`` (a field's own or KEEP_ALL)."""

@@ -12,12 +12,15 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.course.choices import fields_set
 from app.course.content import LoadedStep
+from app.course.design_fields import get_value
 from app.course.step_design import decided_later, step_design
 from app.grading.grader import CourseMaterial
 from app.models import StepStatus
 from app.progress import StepStanding
 from app.step_runs import cached_runs, grade_with_runs
+from app.web.conflicts import design_value_shown
 from app.web.diagram import architecture
 from app.web.estimate import estimate_view
 from app.web.results import StepResults, step_results
@@ -65,6 +68,32 @@ def later_decisions(material: CourseMaterial, step: LoadedStep) -> list[tuple[in
     ]
 
 
+def unopened_decisions(
+    material: CourseMaterial,
+    step: LoadedStep,
+    design: Design,
+    standing: dict[str, StepStanding],
+) -> list[tuple[int, str, bool]]:
+    """Per earlier step the learner has not worked on yet (standing ``not_started``) that decides
+    something: (its number, its decisions with their values in ``design`` in the learner's words,
+    whether every one is still the starting design's). This step's figures use them as saved, as
+    a design file graded in CI does, so the page says what they are."""
+    start = Design()
+    out = []
+    for other in material.loaded.steps:
+        if other.number >= step.number or other.step is None or not other.step.decisions:
+            continue
+        mine = standing.get(other.slug)
+        if mine is None or mine.status is not StepStatus.not_started:
+            continue
+        decisions = other.step.decisions
+        shown = "; ".join(f"{d.label}: {design_value_shown(d, design)}" for d in decisions)
+        fields = {f for d in decisions for f in fields_set(d)}
+        untouched = all(get_value(design, f) == get_value(start, f) for f in fields)
+        out.append((other.number, shown, untouched))
+    return out
+
+
 def add_step_views(
     context: dict[str, Any],
     session: Session,
@@ -72,7 +101,8 @@ def add_step_views(
     step: LoadedStep,
     results: StepResults | None = None,
 ) -> dict[str, Any]:
-    """Fill ``estimate``, ``results``, ``rerun_note`` and ``diagram`` of a step page context
+    """Fill ``estimate``, ``results``, ``rerun_note``, ``later_decisions``,
+    ``unopened_decisions`` and ``diagram`` of a step page context
     (from step_page_context). Without ``results``, a step the learner has run shows the results
     for the saved design when they are cached, else a note that agrees with the step's standing
     (app.progress.step_standing): "changed since your last run" only when a value feeding the
@@ -94,6 +124,7 @@ def add_step_views(
     context["estimate"] = estimate
     context["results"] = results
     context["later_decisions"] = later_decisions(material, step)
+    context["unopened_decisions"] = unopened_decisions(material, step, design, context["standing"])
     context["diagram"] = architecture(
         step_design(material.loaded, step, design),
         metrics=simulation.metrics if simulation else None,
