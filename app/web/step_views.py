@@ -94,6 +94,21 @@ def unopened_decisions(
     return out
 
 
+def numbers_text(numbers: list[int]) -> str:
+    """Step numbers in words, runs as ranges: ``[1, 2, 3, 5, 7, 8]`` -> ``"1-3, 5 and 7-8"``,
+    ``[4]`` -> ``"4"``, ``[]`` -> ``""``."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs]
+    if len(parts) < 2:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def add_step_views(
     context: dict[str, Any],
     session: Session,
@@ -124,7 +139,9 @@ def add_step_views(
     context["estimate"] = estimate
     context["results"] = results
     context["later_decisions"] = later_decisions(material, step)
-    context["unopened_decisions"] = unopened_decisions(material, step, design, context["standing"])
+    unopened = unopened_decisions(material, step, design, context["standing"])
+    context["unopened_decisions"] = unopened
+    context["unopened_numbers"] = numbers_text([number for number, _, _ in unopened])
     context["diagram"] = architecture(
         step_design(material.loaded, step, design),
         metrics=simulation.metrics if simulation else None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.grading.grader import load_material
 from app.models import StepStatus
 from app.progress import StepStanding
-from app.web.step_views import unopened_decisions
+from app.web.step_views import numbers_text, unopened_decisions
 from simulator.design import Design
 from tests.factories import REPO_STEPS
 from tests.web.html import soup
@@ -17,6 +17,7 @@ def test_step_13_names_the_unopened_earlier_steps_and_their_values(client):
     page = soup(client.get("/steps/provider-outage"))
     note = page.select_one("#unopened-decisions")
     assert note is not None
+    assert words(note.select_one("summary")).startswith("Steps 1-12 before this one")
     items = [words(li) for li in note.select("li")]
     numbers = [int(item.split()[1].rstrip(":")) for item in items]
     assert numbers == [n for n in range(1, 13) if n in numbers] and 11 in numbers
@@ -57,3 +58,10 @@ def test_a_value_set_elsewhere_is_shown_and_not_called_the_starting_designs():
     assert 11 not in [
         n[0] for n in unopened_decisions(material, steps["provider-outage"], design, standing)
     ]
+
+
+def test_step_numbers_read_as_ranges():
+    assert numbers_text([1, 2, 3, 5, 7, 8]) == "1-3, 5 and 7-8"
+    assert numbers_text([4]) == "4"
+    assert numbers_text([2, 11]) == "2 and 11"
+    assert numbers_text([]) == ""
