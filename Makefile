@@ -23,8 +23,11 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
+# Byte-compiled once here, so a `designlab` command does not compile our modules on every start
+# when the environment sets PYTHONDONTWRITEBYTECODE (an edited module is compiled again in memory).
 python-deps: venv
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m compileall -q app simulator
 
 assets:
 	npm ci --ignore-scripts --no-audit --no-fund
