@@ -65,8 +65,13 @@ class ConsumerGroup(Protocol):
         """Process every action up to ``limit_key``."""
         ...
 
-    def _advance(self, limit_key: int) -> bool:
-        """One stretch of :meth:`advance_to_key` (True: call again)."""
+    def plane(self) -> Callable[[int], int]:
+        """One stretch of :meth:`advance_to_key` as a function of the limit key: returns the
+        group's next key, or -1 after stopping for a control action (run it, call again)."""
+        ...
+
+    def run_control(self) -> None:
+        """Run the control actions due (the plane returned -1)."""
         ...
 
 
@@ -390,7 +395,7 @@ class CausalRuns:
         deliver = self._deliver
         # Each group's next key, kept current: a delivery can change any group's, advancing a
         # group changes only its own (what it produces waits in the buckets).
-        steps = [g._advance for g in groups]
+        planes = [g.plane() for g in groups]
         next_keys = [g.next_key for g in groups]
         nexts = [next_key() for next_key in next_keys]
         indices = range(len(groups))
@@ -424,10 +429,11 @@ class CausalRuns:
                 limit = a | MASK
             for i in indices:
                 if nexts[i] <= limit:
-                    step = steps[i]
-                    while step(limit):
-                        pass
-                    nexts[i] = next_keys[i]()
+                    key = planes[i](limit)
+                    while key < 0:
+                        groups[i].run_control()
+                        key = planes[i](limit)
+                    nexts[i] = key
         for g in groups:
             g.advance_to_key(until_key)
 
