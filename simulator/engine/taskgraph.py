@@ -281,11 +281,13 @@ def due_times(graph: TaskGraph) -> np.ndarray:
     start[stage_task[graph.first_stage]] = graph.request_s
     successors: list[list[int]] = [[] for _ in range(tasks)]
     nxt = graph.stage_next[last_idx].tolist()
+    task_of = stage_task.tolist()
+    fan_out = graph.fan_out
     for t_i, (stage, n) in enumerate(zip(last_idx.tolist(), nxt, strict=True)):
         if n >= 0:
-            successors[t_i].append(int(stage_task[n]))
+            successors[t_i].append(task_of[n])
         elif n == NEXT_FAN_OUT:
-            successors[t_i].extend(int(stage_task[x]) for x in graph.fan_out[stage])
+            successors[t_i].extend([task_of[x] for x in fan_out[stage]])
     start_l = start.tolist()
     total_l = total.tolist()
     for t_i in range(tasks):
