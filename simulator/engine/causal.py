@@ -65,6 +65,10 @@ class ConsumerGroup(Protocol):
         """Process every action up to ``limit_key``."""
         ...
 
+    def samples_to_key(self, limit_key: int) -> None:
+        """Take the samples due up to ``limit_key`` (advancing first if an action is due)."""
+        ...
+
     def plane(self) -> Callable[[int], int]:
         """One stretch of :meth:`advance_to_key` as a function of the limit key: returns the
         group's next key, or -1 after stopping for a control action (run it, call again)."""
@@ -326,7 +330,7 @@ class CausalRuns:
                 p = ev_part[e]
                 g = groups[ev_kind[e]]
                 if g.sample_key < tick_key:
-                    g.advance_to_key(tick_key - 1)
+                    g.samples_to_key(tick_key - 1)
                 part = g.parts[p]
                 part.arrival.append(t)
                 part.step.append(ev_step[e])
@@ -362,7 +366,7 @@ class CausalRuns:
         tick (they read its log-end offsets)."""
         g = self.groups[kind]
         if g.sample_key < tick_key:
-            g.advance_to_key(tick_key - 1)
+            g.samples_to_key(tick_key - 1)
         part = g.parts[p]
         offset = part.n
         part.arrival.append(t)
@@ -393,6 +397,9 @@ class CausalRuns:
         heappop = heapq.heappop
         floor = math.floor
         deliver = self._deliver
+        deliver_stages = self._deliver_stages
+        buckets = self.buckets
+        held = self.held
         # Each group's next key, kept current: a delivery can change any group's, advancing a
         # group changes only its own (what it produces waits in the buckets). The three groups
         # (agent, tool, state) are spelled out: in this order they advance through a window.
@@ -414,7 +421,12 @@ class CausalRuns:
                 a = n2
             if b_key <= a and b_key <= until_key:
                 heappop(bucket_keys)
-                deliver(b, b_key)
+                if held:
+                    deliver(b, b_key)
+                else:  # :meth:`_deliver` without events held by a gate
+                    stages = buckets.pop(b, None)
+                    if stages:
+                        deliver_stages(stages, b * tick, b_key)
                 n0, n1, n2 = g0.next_key(), g1.next_key(), g2.next_key()
                 continue
             if a > until_key:

@@ -136,6 +136,20 @@ class ConsumerGroup(Retries):
         while send(limit_key) < 0:
             self.run_control()
 
+    def samples_to_key(self, limit_key: int) -> None:
+        """Take the samples due up to a heap key, as :meth:`advance_to_key` does once it has
+        processed every action up to it; with an action due by then, that is what it calls. For
+        the causal producer, which appends to the log only once the actions before are done."""
+        heap = self.heap
+        if (
+            (heap and heap[0] <= limit_key)
+            or self.stream_key[self.stream_i] <= limit_key
+            or self.control_key <= limit_key
+        ):
+            self.advance_to_key(limit_key)
+        elif self.sample_key < limit_key:
+            self.sample_key = self._take_samples(limit_key, 0, self.busy)
+
     def plane(self) -> Callable[[int], int]:
         """The data plane as a function of a limit key: it processes every action with a key at
         or below it and returns the group's next key (:meth:`next_key`), or -1 when it stopped
@@ -211,6 +225,7 @@ class ConsumerGroup(Retries):
         stream_t = self.stream_t
         parts = self.parts
         commit_after, commit_each, commit_before, track_memory, is_agent, mpi = self.plane_config
+        commit_done = commit_after or commit_each  # a step's finish ends its batch's commit
         limited = self.limited
         free_slots = self.free_slots
         waiting = self.waiting
@@ -256,11 +271,12 @@ class ConsumerGroup(Retries):
                     t = part.next_t
                     state = part.state
                 else:
-                    si += 1
                     if not part.stream_wait:
+                        si += 1
                         continue
+                    t = stream_t[si]
+                    si += 1
                     part.stream_wait = False
-                    t = stream_t[si - 1]
                     state = idle
                 arrival = part.arrival
                 n = part.n
@@ -398,7 +414,7 @@ class ConsumerGroup(Retries):
                         processed += 1
                         if track_memory:
                             part.memory = self._memory_tag(part.owner)
-                    if (commit_after or commit_each) and nxt > part.committed:
+                    if commit_done and nxt > part.committed:
                         csum += nxt - part.committed
                         part.committed = nxt
                     early_f[p] = finish
