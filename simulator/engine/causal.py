@@ -65,8 +65,17 @@ class ConsumerGroup(Protocol):
         """Process every action up to ``limit_key``."""
         ...
 
-    def _advance(self, limit_key: int) -> bool:
-        """One stretch of :meth:`advance_to_key` (True: call again)."""
+    def samples_to_key(self, limit_key: int) -> None:
+        """Take the samples due up to ``limit_key`` (advancing first if an action is due)."""
+        ...
+
+    def plane(self) -> Callable[[int], int]:
+        """One stretch of :meth:`advance_to_key` as a function of the limit key: returns the
+        group's next key, or -1 after stopping for a control action (run it, call again)."""
+        ...
+
+    def run_control(self) -> None:
+        """Run the control actions due (the plane returned -1)."""
         ...
 
 
@@ -321,7 +330,7 @@ class CausalRuns:
                 p = ev_part[e]
                 g = groups[ev_kind[e]]
                 if g.sample_key < tick_key:
-                    g.advance_to_key(tick_key - 1)
+                    g.samples_to_key(tick_key - 1)
                 part = g.parts[p]
                 part.arrival.append(t)
                 part.step.append(ev_step[e])
@@ -357,7 +366,7 @@ class CausalRuns:
         tick (they read its log-end offsets)."""
         g = self.groups[kind]
         if g.sample_key < tick_key:
-            g.advance_to_key(tick_key - 1)
+            g.samples_to_key(tick_key - 1)
         part = g.parts[p]
         offset = part.n
         part.arrival.append(t)
@@ -388,12 +397,15 @@ class CausalRuns:
         heappop = heapq.heappop
         floor = math.floor
         deliver = self._deliver
+        deliver_stages = self._deliver_stages
+        buckets = self.buckets
+        held = self.held
         # Each group's next key, kept current: a delivery can change any group's, advancing a
-        # group changes only its own (what it produces waits in the buckets).
-        steps = [g._advance for g in groups]
-        next_keys = [g.next_key for g in groups]
-        nexts = [next_key() for next_key in next_keys]
-        indices = range(len(groups))
+        # group changes only its own (what it produces waits in the buckets). The three groups
+        # (agent, tool, state) are spelled out: in this order they advance through a window.
+        g0, g1, g2 = groups
+        plane0, plane1, plane2 = g0.plane(), g1.plane(), g2.plane()
+        n0, n1, n2 = g0.next_key(), g1.next_key(), g2.next_key()
         b = -1  # the first bucket's tick, and b_key its heap key (kept while it is the first)
         b_key = STREAM_END
         while True:
@@ -404,11 +416,18 @@ class CausalRuns:
             else:
                 b = -1
                 b_key = STREAM_END
-            a = min(nexts)
+            a = n0 if n0 < n1 else n1
+            if n2 < a:
+                a = n2
             if b_key <= a and b_key <= until_key:
                 heappop(bucket_keys)
-                deliver(b, b_key)
-                nexts = [next_key() for next_key in next_keys]
+                if held:
+                    deliver(b, b_key)
+                else:  # :meth:`_deliver` without events held by a gate
+                    stages = buckets.pop(b, None)
+                    if stages:
+                        deliver_stages(stages, b * tick, b_key)
+                n0, n1, n2 = g0.next_key(), g1.next_key(), g2.next_key()
                 continue
             if a > until_key:
                 break
@@ -422,12 +441,22 @@ class CausalRuns:
                 limit = b_key - 1
             if limit < a:
                 limit = a | MASK
-            for i in indices:
-                if nexts[i] <= limit:
-                    step = steps[i]
-                    while step(limit):
-                        pass
-                    nexts[i] = next_keys[i]()
+            # Each plane returns its group's next key, or -1 to have a control action run.
+            if n0 <= limit:
+                n0 = plane0(limit)
+                while n0 < 0:
+                    g0.run_control()
+                    n0 = plane0(limit)
+            if n1 <= limit:
+                n1 = plane1(limit)
+                while n1 < 0:
+                    g1.run_control()
+                    n1 = plane1(limit)
+            if n2 <= limit:
+                n2 = plane2(limit)
+                while n2 < 0:
+                    g2.run_control()
+                    n2 = plane2(limit)
         for g in groups:
             g.advance_to_key(until_key)
 
@@ -456,22 +485,41 @@ def order_violations(
     (seconds), its event id (ties in write time: the lower id was written first) and its first
     apply time (NaN: never applied, not counted). An event counts when some event of its
     aggregate written before it was applied after it."""
+    return order_violations_by([aggregate], written_s, event, applied_s)[0]
+
+
+def order_violations_by(
+    aggregates: Sequence[np.ndarray],
+    written_s: np.ndarray,
+    event: np.ndarray,
+    applied_s: np.ndarray,
+) -> list[int]:
+    """:func:`order_violations` of one topic for each of ``aggregates`` (e.g. run and task ids,
+    each shape ``(n,)``), sorting the events by write time once for all of them."""
     ok = ~np.isnan(applied_s)
     if not ok.any():
-        return 0
-    agg, written, ev, applied = aggregate[ok], written_s[ok], event[ok], applied_s[ok]
-    order = np.lexsort((ev, written, agg))
-    agg, applied = agg[order], applied[order]
-    first = np.ones(agg.size, dtype=bool)
-    first[1:] = agg[1:] != agg[:-1]
-    # Running maximum of the apply times within each aggregate, of the events before this one.
-    shift = np.cumsum(first) * (float(np.nanmax(applied)) + 1.0)
-    running = np.maximum.accumulate(applied + shift) - shift
-    before = np.empty_like(running)
-    before[0] = -np.inf
-    before[1:] = running[:-1]
-    before[first] = -np.inf
-    return int((applied < before).sum())
+        return [0] * len(aggregates)
+    written, ev, applied_ok = written_s[ok], event[ok], applied_s[ok]
+    # By (write time, event id); each aggregate then sorts that order stably by its own ids:
+    # the order of np.lexsort((ev, written, agg)) (event ids are unique: no ties left).
+    by_written = np.lexsort((ev, written))
+    top = float(np.nanmax(applied_ok)) + 1.0
+    out = []
+    for aggregate in aggregates:
+        agg_w = aggregate[ok][by_written]
+        order = by_written[np.argsort(agg_w, kind="stable")]
+        agg, applied = aggregate[ok][order], applied_ok[order]
+        first = np.ones(agg.size, dtype=bool)
+        first[1:] = agg[1:] != agg[:-1]
+        # Running maximum of the apply times within each aggregate, of the events before this.
+        shift = np.cumsum(first) * top
+        running = np.maximum.accumulate(applied + shift) - shift
+        before = np.empty_like(running)
+        before[0] = -np.inf
+        before[1:] = running[:-1]
+        before[first] = -np.inf
+        out.append(int((applied < before).sum()))
+    return out
 
 
 def critical_paths(graph: TaskGraph, hop_s: float) -> np.ndarray:

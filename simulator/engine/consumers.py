@@ -76,7 +76,7 @@ import heapq
 import math
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
 import numpy as np
 
@@ -127,19 +127,60 @@ class ConsumerGroup(Retries):
         if self.world is not None:
             self.world.advance(until)
             return
-        limit_key = (int(until * TICKS_PER_S) << PBITS) | MASK
-        while self._advance(limit_key):
-            pass
+        self.advance_to_key((int(until * TICKS_PER_S) << PBITS) | MASK)
 
     def advance_to_key(self, limit_key: int) -> None:
         """:meth:`advance` up to a heap key (every action with a key at or below it), this group
         alone: for the causal producer, which keeps the groups in step."""
-        while self._advance(limit_key):
-            pass
+        send = self.plane()
+        while send(limit_key) < 0:
+            self.run_control()
 
-    def _advance(self, limit_key: int) -> bool:  # noqa: C901 (the hot loop; see the comment block)
-        """One stretch of :meth:`advance`: True when it stopped for a control action (it ran the
-        action; call again to go on to ``until``)."""
+    def samples_to_key(self, limit_key: int) -> None:
+        """Take the samples due up to a heap key, as :meth:`advance_to_key` does once it has
+        processed every action up to it; with an action due by then, that is what it calls. For
+        the causal producer, which appends to the log only once the actions before are done."""
+        heap = self.heap
+        if (
+            (heap and heap[0] <= limit_key)
+            or self.stream_key[self.stream_i] <= limit_key
+            or self.control_key <= limit_key
+        ):
+            self.advance_to_key(limit_key)
+        elif self.sample_key < limit_key:
+            self.sample_key = self._take_samples(limit_key, 0, self.busy)
+
+    def plane(self) -> Callable[[int], int]:
+        """The data plane as a function of a limit key: it processes every action with a key at
+        or below it and returns the group's next key (:meth:`next_key`), or -1 when it stopped
+        for a control action (run it with :meth:`run_control`, then call again).
+
+        It is the ``send`` of a generator (:meth:`_plane`) that keeps the hot loop's locals from
+        one call to the next, so a call that does one or two actions (a causal run advances the
+        groups a 20 ms tick at a time) does not pay for setting them up again."""
+        send = self._send
+        if send is None:
+            plane = self._plane()
+            next(plane)
+            send = self._send = plane.send
+        return send
+
+    def run_control(self) -> None:
+        """Run the control actions asked for with :meth:`request_control`, which are due (the
+        data plane returned -1), after the sample at their time."""
+        control_key = self.control_key
+        if self.samples is not None:
+            self.sample_key = self._take_samples(control_key + 1, 0, self.busy)
+        actions, t = self.control_actions, self.control_t
+        self.control_actions, self.control_key, self.control_t = [], STREAM_END, math.inf
+        for action in actions:
+            action(t)
+
+    def _plane(self) -> Generator[int, int, None]:  # noqa: C901 (the hot loop; see the comments)
+        """The generator behind :meth:`plane`: each ``send(limit_key)`` is one stretch of
+        :meth:`advance_to_key`. What the control plane may change between two stretches (the
+        counters, the samples' next key, the stage, ``limited_any``) is read again at the start
+        of each and stored back at its end, as a plain call would."""
         # The hot loop runs once per step action. Its local names alias attributes, functions and
         # module constants (a local is read faster than an attribute or a global):
         #
@@ -177,258 +218,260 @@ class ConsumerGroup(Retries):
         # member), poll_interval_exceeded (a slow batch), _count_redelivered and _start_rare (a
         # redelivered offset, one marked to fail: poison, a lost broker write), _reject (the
         # stage rejected the step: retry).
-        heap = self.heap
-        stream_key = self.stream_key
-        si = self.stream_i
-        if (not heap or heap[0] > limit_key) and stream_key[si] > limit_key:
-            return self._catch_up(limit_key)
         ticks, pbits, mask, guard_s, idle, active, retry, done = _PLANE_CONSTANTS
         heapreplace, heappop, heappush = _HEAP_OPS
-        sample_key = self.sample_key
-        samples = self.samples  # None only with sample_key STREAM_END: no crossing ever happens
-        gone_base = self.started_first
+        heap = self.heap
+        stream_key = self.stream_key
         stream_t = self.stream_t
         parts = self.parts
-        admit = self.stage.admit
         commit_after, commit_each, commit_before, track_memory, is_agent, mpi = self.plane_config
+        commit_done = commit_after or commit_each  # a step's finish ends its batch's commit
         limited = self.limited
-        limited_any = self.limited_any
         free_slots = self.free_slots
         waiting = self.waiting
         early_f = self.early_f
-        processed = 0
-        started = 0
-        calls = 0
-        csum = self.committed_sum
-        busy = self.busy
-        busy_max = self.busy_max
         world = self.world
         causal = world is not None
         applied = world.applied if world is not None else None
+        never = STREAM_END
+        limit_key = yield 0
         while True:
-            sk = stream_key[si]
-            if heap and heap[0] < sk:
-                key = heap[0]
-                own = True
-            else:
-                key = sk
-                own = False
-            if key > limit_key:
-                break
-            if key > sample_key:
-                if key > self.control_key:
+            si = self.stream_i
+            sample_key = self.sample_key
+            samples = self.samples  # None only with sample_key STREAM_END: no crossing happens
+            gone_base = self.started_first
+            admit = self.stage.admit
+            limited_any = self.limited_any
+            processed = 0
+            started = 0
+            calls = 0
+            csum = self.committed_sum
+            busy = self.busy
+            busy_max = self.busy_max
+            while True:
+                sk = stream_key[si]
+                if heap and heap[0] < sk:
+                    key = heap[0]
+                    own = True
+                else:
+                    key = sk
+                    own = False
+                if key > limit_key:
                     break
-                assert samples is not None
-                sample_key = samples.record(
-                    key, gone_base + started + self.never_started_gone, busy
-                )
-            p = key & mask
-            part = parts[p]
-            if own:
-                t = part.next_t
-                state = part.state
-            else:
-                si += 1
-                if not part.stream_wait:
-                    continue
-                part.stream_wait = False
-                t = stream_t[si - 1]
-                state = idle
-            arrival = part.arrival
-            n = part.n
-            if state == idle:
-                # A record arrived for a partition with nothing in progress.
-                pos = part.pos
-                retried = False
-                if limited_any:
-                    owner = part.owner
-                    if limited[owner]:
-                        if free_slots[owner] > 0:
-                            free_slots[owner] -= 1
-                            part.slot = True
-                        else:
-                            self._wait_for_slot(part, own)
+                if key > sample_key:
+                    if key > self.control_key:
+                        break
+                    assert samples is not None
+                    sample_key = samples.record(
+                        key, gone_base + started + self.never_started_gone, busy
+                    )
+                p = key & mask
+                part = parts[p]
+                if own:
+                    t = part.next_t
+                    state = part.state
+                else:
+                    if not part.stream_wait:
+                        si += 1
+                        continue
+                    t = stream_t[si]
+                    si += 1
+                    part.stream_wait = False
+                    state = idle
+                arrival = part.arrival
+                n = part.n
+                if state == idle:
+                    # A record arrived for a partition with nothing in progress.
+                    pos = part.pos
+                    retried = False
+                    if limited_any:
+                        owner = part.owner
+                        if limited[owner]:
+                            if free_slots[owner] > 0:
+                                free_slots[owner] -= 1
+                                part.slot = True
+                            else:
+                                self._wait_for_slot(part, own)
+                                continue
+                    poll = True
+                else:
+                    cur = part.cur
+                    if cur >= 0:
+                        # The step in progress finishes now.
+                        if cur >= part.hw:
+                            part.first_finish[cur] = t
+                            part.hw = cur + 1
+                            processed += 1
+                            if track_memory:
+                                part.memory = self._memory_tag(part.owner)
+                            if causal:
+                                applied(part.ev[cur], t)  # type: ignore[misc]
+                        elif causal and world.unpublished:  # type: ignore[union-attr]
+                            # A step run again publishes what its first run's lost publish did not.
+                            world.republish(part.ev[cur], t)  # type: ignore[union-attr]
+                        if commit_each and cur >= part.committed:
+                            csum += cur + 1 - part.committed
+                            part.committed = cur + 1
+                        part.cur = -1
+                        busy -= 1
+                    pos = part.pos
+                    retried = state == retry
+                    poll = False
+                    if retried:
+                        part.state = active
+                    elif state == active and pos < part.batch_end:
+                        pass
+                    elif state == active:
+                        # End of a batch: commit, maybe hand the partition over.
+                        kicked = t - part.batch_t > mpi and self.poll_interval_exceeded(part, t)
+                        if commit_after and pos > part.committed and not kicked:
+                            csum += pos - part.committed
+                            part.committed = pos
+                        if part.revoking:
+                            busy, csum = self._revoke_at_batch_end(part, t, busy, csum)
                             continue
-                poll = True
-            else:
-                cur = part.cur
-                if cur >= 0:
-                    # The step in progress finishes now.
-                    if cur >= part.hw:
-                        part.first_finish[cur] = t
-                        part.hw = cur + 1
+                        if limited[part.owner] and waiting[part.owner]:
+                            self._hand_over_slot(part, t)
+                            continue
+                        poll = True
+                    else:
+                        poll = True  # POLL: handed a slot
+                if poll:
+                    # Fetch what has arrived, up to the batch size.
+                    arrived = part.arrived
+                    if arrived < n and arrival[arrived] <= t:
+                        # One more has arrived; a binary search finds the rest (arrivals ascend).
+                        arrived += 1
+                        if arrived < n and arrival[arrived] <= t:
+                            arrived = bisect_right(arrival, t, arrived + 1, n)
+                        part.arrived = arrived
+                    if arrived <= pos:
+                        if part.slot:
+                            part.slot = False
+                            free_slots[part.owner] += 1
+                        if pos < n or causal:
+                            part.state = idle
+                            part.stream_wait = True
+                        else:
+                            part.state = done
+                        if own:
+                            heappop(heap)
+                        continue
+                    batch_end = pos + part.bsize
+                    if batch_end > arrived:
+                        batch_end = arrived
+                    part.batch_end = batch_end
+                    part.batch_t = batch_t = t
+                    if pos < part.refetch_until:
+                        self._count_redelivered(part, pos, batch_end)
+                    if commit_before and batch_end > part.committed:
+                        csum += batch_end - part.committed
+                        part.committed = batch_end
+                else:
+                    batch_end = part.batch_end
+                    batch_t = part.batch_t
+                # Start the step at offset pos.
+                step = part.step[pos]
+                started_max = part.started_max
+                fails = part.fail_attempts
+                if pos < started_max or (fails is not None and pos in fails):
+                    rare_step = self._start_rare(part, pos, t, key, own, step)
+                    own = True  # _start_rare leaves the partition's entry at the heap's top
+                    if rare_step is None:
+                        continue
+                    step = rare_step
+                if step == 0.0:
+                    finish = t
+                else:
+                    finish = admit(t, step)
+                    if finish < 0.0:
+                        self._reject(part, t, key, own, finish)
+                        continue
+                    if is_agent:
+                        calls += 1
+                if pos >= started_max:
+                    part.first_start[pos] = finish - step
+                    part.started_max = pos + 1
+                    started += 1
+                if retried or part.failures:
+                    part.attempt = 0
+                    part.failures = 0
+                nxt = pos + 1
+                part.pos = nxt
+                if (
+                    batch_end == nxt
+                    and not causal
+                    and (nxt == n or arrival[nxt] >= finish)
+                    and finish - batch_t <= mpi
+                    and not part.revoking
+                    and not (limited_any and limited[part.owner])
+                ):
+                    # Early completion: book the finish and the batch commit now; the partition
+                    # waits for its next record on the arrival stream.
+                    if pos >= part.hw:
+                        part.first_finish[pos] = finish
+                        part.hw = nxt
                         processed += 1
                         if track_memory:
                             part.memory = self._memory_tag(part.owner)
-                        if causal:
-                            applied(part.ev[cur], t)  # type: ignore[misc]
-                    elif causal and world.unpublished:  # type: ignore[union-attr]
-                        # A step run again publishes what its first run's lost publish did not.
-                        world.republish(part.ev[cur], t)  # type: ignore[union-attr]
-                    if commit_each and cur >= part.committed:
-                        csum += cur + 1 - part.committed
-                        part.committed = cur + 1
-                    part.cur = -1
-                    busy -= 1
-                pos = part.pos
-                retried = state == retry
-                poll = False
-                if retried:
-                    part.state = active
-                elif state == active and pos < part.batch_end:
-                    pass
-                elif state == active:
-                    # End of a batch: commit, maybe hand the partition over.
-                    kicked = t - part.batch_t > mpi and self.poll_interval_exceeded(part, t)
-                    if commit_after and pos > part.committed and not kicked:
-                        csum += pos - part.committed
-                        part.committed = pos
-                    if part.revoking:
-                        busy, csum = self._revoke_at_batch_end(part, t, busy, csum)
-                        continue
-                    if limited[part.owner] and waiting[part.owner]:
-                        self._hand_over_slot(part, t)
-                        continue
-                    poll = True
-                else:
-                    poll = True  # POLL: handed a slot
-            if poll:
-                # Fetch what has arrived, up to the batch size.
-                arrived = part.arrived
-                if arrived < n and arrival[arrived] <= t:
-                    # One more has arrived; a binary search finds the rest (arrivals ascend).
-                    arrived += 1
-                    if arrived < n and arrival[arrived] <= t:
-                        arrived = bisect_right(arrival, t, arrived + 1, n)
-                    part.arrived = arrived
-                if arrived <= pos:
-                    if part.slot:
-                        part.slot = False
-                        free_slots[part.owner] += 1
-                    if pos < n or causal:
+                    if commit_done and nxt > part.committed:
+                        csum += nxt - part.committed
+                        part.committed = nxt
+                    early_f[p] = finish
+                    if nxt < n:
                         part.state = idle
-                        part.stream_wait = True
+                        a = arrival[nxt]
+                        if a > t + guard_s:
+                            part.stream_wait = True
+                        else:
+                            # Its arrival may share this instant's key: wake it through the heap.
+                            part.next_t = a
+                            k = (int(a * ticks) << pbits) | p
+                            if own:
+                                heapreplace(heap, k)
+                            else:
+                                heappush(heap, k)
+                            continue
                     else:
                         part.state = done
                     if own:
                         heappop(heap)
                     continue
-                batch_end = pos + part.bsize
-                if batch_end > arrived:
-                    batch_end = arrived
-                part.batch_end = batch_end
-                part.batch_t = batch_t = t
-                if pos < part.refetch_until:
-                    self._count_redelivered(part, pos, batch_end)
-                if commit_before and batch_end > part.committed:
-                    csum += batch_end - part.committed
-                    part.committed = batch_end
-            else:
-                batch_end = part.batch_end
-                batch_t = part.batch_t
-            # Start the step at offset pos.
-            step = part.step[pos]
-            started_max = part.started_max
-            fails = part.fail_attempts
-            if pos < started_max or (fails is not None and pos in fails):
-                rare_step = self._start_rare(part, pos, t, key, own, step)
-                own = True  # _start_rare leaves the partition's entry at the heap's top
-                if rare_step is None:
-                    continue
-                step = rare_step
-            if step == 0.0:
-                finish = t
-            else:
-                finish = admit(t, step)
-                if finish < 0.0:
-                    self._reject(part, t, key, own, finish)
-                    continue
-                if is_agent:
-                    calls += 1
-            if pos >= started_max:
-                part.first_start[pos] = finish - step
-                part.started_max = pos + 1
-                started += 1
-            if retried or part.failures:
-                part.attempt = 0
-                part.failures = 0
-            nxt = pos + 1
-            part.pos = nxt
-            if (
-                batch_end == nxt
-                and not causal
-                and (nxt == n or arrival[nxt] >= finish)
-                and finish - batch_t <= mpi
-                and not part.revoking
-                and not (limited_any and limited[part.owner])
-            ):
-                # Early completion: book the finish and the batch commit now; the partition
-                # waits for its next record on the arrival stream.
-                if pos >= part.hw:
-                    part.first_finish[pos] = finish
-                    part.hw = nxt
-                    processed += 1
-                    if track_memory:
-                        part.memory = self._memory_tag(part.owner)
-                if (commit_after or commit_each) and nxt > part.committed:
-                    csum += nxt - part.committed
-                    part.committed = nxt
-                early_f[p] = finish
-                if nxt < n:
-                    part.state = idle
-                    a = arrival[nxt]
-                    if a > t + guard_s:
-                        part.stream_wait = True
-                    else:
-                        # Its arrival may share this instant's key: wake it through the heap.
-                        part.next_t = a
-                        k = (int(a * ticks) << pbits) | p
-                        if own:
-                            heapreplace(heap, k)
-                        else:
-                            heappush(heap, k)
-                        continue
-                else:
-                    part.state = done
+                part.state = active
+                part.cur = pos
+                part.busy_until = finish
+                busy += 1
+                if busy > busy_max:
+                    busy_max = busy
+                part.next_t = finish
                 if own:
-                    heappop(heap)
+                    heapreplace(heap, (int(finish * ticks) << pbits) | p)
+                else:
+                    heappush(heap, (int(finish * ticks) << pbits) | p)
+            self.stream_i = si
+            self.busy = busy
+            self.busy_max = busy_max
+            self.committed_sum = csum
+            self.processed += processed
+            self.started_first += started
+            self.model_calls += calls
+            # Caught up to limit_key: a control action due stops here (the caller runs it);
+            # else take the samples before limit_key and return the next key.
+            control_key = self.control_key
+            if control_key <= limit_key:
+                self.sample_key = sample_key
+                limit_key = yield -1
                 continue
-            part.state = active
-            part.cur = pos
-            part.busy_until = finish
-            busy += 1
-            if busy > busy_max:
-                busy_max = busy
-            part.next_t = finish
-            if own:
-                heapreplace(heap, (int(finish * ticks) << pbits) | p)
-            else:
-                heappush(heap, (int(finish * ticks) << pbits) | p)
-        self.stream_i = si
-        self.busy = busy
-        self.busy_max = busy_max
-        self.committed_sum = csum
-        self.processed += processed
-        self.started_first += started
-        self.model_calls += calls
-        self.sample_key = sample_key
-        return self._catch_up(limit_key)
-
-    def _catch_up(self, limit_key: int) -> bool:
-        """Every step action up to ``limit_key`` is done: run a control action due by then (after
-        the sample at its time; returns True), else take the samples before ``limit_key``."""
-        control_key = self.control_key
-        if control_key <= limit_key:
-            if self.samples is not None:
-                self.sample_key = self._take_samples(control_key + 1, 0, self.busy)
-            actions, t = self.control_actions, self.control_t
-            self.control_actions, self.control_key, self.control_t = [], STREAM_END, math.inf
-            for action in actions:
-                action(t)
-            return True
-        if self.sample_key < limit_key:
-            self.sample_key = self._take_samples(limit_key, 0, self.busy)
-        return False
+            if sample_key < limit_key:
+                assert samples is not None
+                sample_key = samples.record(
+                    limit_key, self.started_first + self.never_started_gone, busy
+                )
+            self.sample_key = sample_key
+            nxt_key = heap[0] if heap else never
+            if stream_key[si] < nxt_key:
+                nxt_key = stream_key[si]
+            limit_key = yield nxt_key if nxt_key < control_key else control_key
 
     def request_control(self, t: float, action: Callable[[float], None]) -> float:
         """Run ``action(at)`` when the data plane reaches the first sample time ``at`` at or
@@ -500,6 +543,7 @@ class ConsumerGroup(Retries):
         so it is freed at once even while SimPy processes or hooks still reference the group."""
         if self.samples is not None:
             self.samples.release()
+        self._send = None  # the generator holds the partitions (and the group) too
         self.parts = []
         self.heap = []
         self.early_f = []

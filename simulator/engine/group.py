@@ -244,6 +244,8 @@ class GroupState:
         # A causal run's producer (simulator.engine.causal.CausalRuns): set, every advance goes
         # through it and each first apply is reported to it.
         self.world: CausalRuns | None = None
+        # The data plane's generator's send, made on first use (ConsumerGroup.plane).
+        self._send: Callable[[int], int] | None = None
 
     def next_key(self) -> int:
         """The key of the next thing the data plane will do: a partition's action, an arrival on

@@ -8,7 +8,12 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from simulator.engine.causal import CausalRuns, critical_paths, order_violations, run_latencies
+from simulator.engine.causal import (
+    CausalRuns,
+    critical_paths,
+    order_violations_by,
+    run_latencies,
+)
 from simulator.engine.eventlog import Topic
 from simulator.engine.metrics import percentiles, sig
 from simulator.engine.taskgraph import TaskGraph
@@ -51,10 +56,12 @@ def run_figures(
         topic = topics[name]
         if topic.event is None or topic.event.size == 0:
             continue
-        applied = applied_s(name)
         ev = topic.event
-        by_run += order_violations(graph.run[ev], topic.written_s, ev, applied)
-        by_task += order_violations(graph.task[ev], topic.written_s, ev, applied)
+        run, task = order_violations_by(
+            [graph.run[ev], graph.task[ev]], topic.written_s, ev, applied_s(name)
+        )
+        by_run += run
+        by_task += task
     return {
         "run_latency_p50_s": sig(p50),
         "run_latency_p95_s": sig(p95),

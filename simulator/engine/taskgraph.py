@@ -275,23 +275,29 @@ def due_times(graph: TaskGraph) -> np.ndarray:
     offset = ends - duration - before_task
     tasks = int(stage_task.max()) + 1
     total = np.bincount(stage_task, weights=duration, minlength=tasks)
-    # Tasks in id order are in graph order (planner, researchers, writer, reviewer): one pass.
+    # A task starts when its run is requested (the first) or when the last task it waits for
+    # ends: the planner before the researchers, each researcher before the writer, the writer
+    # before the reviewer. Edges (task, the task that waits for it) go forward in task order,
+    # so raising every task's start to its predecessors' ends until nothing changes (as many
+    # rounds as the longest chain) gives each task the latest end among its predecessors.
     last_idx = np.nonzero(np.r_[first[1:], True])[0]
     start = np.full(tasks, -np.inf)
     start[stage_task[graph.first_stage]] = graph.request_s
-    successors: list[list[int]] = [[] for _ in range(tasks)]
-    nxt = graph.stage_next[last_idx].tolist()
-    for t_i, (stage, n) in enumerate(zip(last_idx.tolist(), nxt, strict=True)):
-        if n >= 0:
-            successors[t_i].append(int(stage_task[n]))
-        elif n == NEXT_FAN_OUT:
-            successors[t_i].extend(int(stage_task[x]) for x in graph.fan_out[stage])
-    start_l = start.tolist()
-    total_l = total.tolist()
-    for t_i in range(tasks):
-        end = start_l[t_i] + total_l[t_i]
-        for s in successors[t_i]:
-            if end > start_l[s]:
-                start_l[s] = end
-    stage_due = np.asarray(start_l)[stage_task] + offset
+    nxt = graph.stage_next[last_idx]
+    sources = [np.nonzero(nxt >= 0)[0]]
+    targets = [stage_task[nxt[sources[0]]]]
+    fanning = np.nonzero(nxt == NEXT_FAN_OUT)[0]
+    if fanning.size:
+        fans = [graph.fan_out[stage] for stage in last_idx[fanning].tolist()]
+        sources.append(np.repeat(fanning, [len(f) for f in fans]))
+        targets.append(stage_task[np.asarray([x for f in fans for x in f], dtype=np.int64)])
+    src = np.concatenate(sources)
+    dst = np.concatenate(targets)
+    while src.size:
+        raised = start.copy()
+        np.maximum.at(raised, dst, (start + total)[src])
+        if np.array_equal(raised, start):
+            break
+        start = raised
+    stage_due = start[stage_task] + offset
     return stage_due[graph.stage]
