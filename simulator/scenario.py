@@ -277,6 +277,14 @@ class ConsumerPause(_Fault):
         description="With auto.offset.reset=none the consumer raises; an operator, alerted, resets "
         "the group to the earliest offset this long after it returns.",
     )
+    operator_reset: Literal["earliest"] | None = Field(
+        None,
+        description="earliest: an operator resets the group's offsets to the earliest the log "
+        "holds while it is stopped (kafka-consumer-groups --reset-offsets --to-earliest), a "
+        "deliberate replay, and it restarts there whatever its committed offsets and "
+        "auto.offset.reset; None: it restarts from its committed offsets if the brokers still "
+        "hold them, else auto.offset.reset decides.",
+    )
 
 
 class SagaFailure(_Fault):

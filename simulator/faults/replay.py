@@ -17,6 +17,12 @@ the simulation, however long they are. After ``duration_seconds`` new members jo
   nothing lost), an operator resets the group to the earliest offset ``operator_response_seconds``
   later, and the replay proceeds as with earliest.
 
+With ``operator_reset: earliest`` an operator resets the stopped group to the earliest offset the
+log holds (``kafka-consumer-groups --reset-offsets --to-earliest``, a deliberate replay to
+reprocess), and it restarts there whatever its committed offsets and ``auto.offset.reset``: the
+replay reaches every applied event the log still holds, so the dedupe records are judged against
+the log's own retention.
+
 Events deleted by the log's retention before the group read them are lost in every case.
 
 :func:`simulator.closed_forms.replay.pause_replay_estimate` gives the same figures by arithmetic
@@ -58,6 +64,7 @@ class PauseOutcome:
     skipped: int = 0
     deleted_unread: int = 0
     offset_reset_errors: int = 0
+    operator_reset: bool = False
 
 
 class ConsumerPauses(FaultLayer):
@@ -90,11 +97,18 @@ class ConsumerPauses(FaultLayer):
             for part in group.parts
         )
         reset = log.auto_offset_reset if expired or out_of_range else None
+        if fault.operator_reset == "earliest":
+            reset = AutoOffsetReset.earliest
         restart_at = t1
         if reset is AutoOffsetReset.none:
             restart_at = t1 + fault.operator_response_seconds
         outcome = PauseOutcome(
-            group.name, t1, restart_at, expired, reset.value if reset is not None else None
+            group.name,
+            t1,
+            restart_at,
+            expired,
+            reset.value if reset is not None else None,
+            operator_reset=fault.operator_reset is not None,
         )
         sim.fault_windows.append(FaultWindow(kind=fault.kind, start_s=t0, end_s=restart_at))
         self.outcomes.append(outcome)
@@ -125,12 +139,15 @@ class ConsumerPauses(FaultLayer):
             return result
         notes: list[str] = []
         for p in pauses:
-            how = (
-                "resumed from its committed offsets"
-                if p.reset is None
-                else f"found its offsets {'expired' if p.offsets_expired else 'out of range'}; "
-                f"auto.offset.reset={p.reset}"
-            )
+            if p.operator_reset:
+                how = f"reset by an operator to the {p.reset} offsets"
+            elif p.reset is None:
+                how = "resumed from its committed offsets"
+            else:
+                how = (
+                    f"found its offsets {'expired' if p.offsets_expired else 'out of range'}; "
+                    f"auto.offset.reset={p.reset}"
+                )
             notes.append(
                 f"{p.group} group back at {p.returned_s:g} s {how}, restarted at "
                 f"{p.restarted_s:g} s: {p.replayed} applied events replayed, {p.skipped} skipped"

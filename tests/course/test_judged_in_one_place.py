@@ -100,3 +100,23 @@ def test_the_wait_without_the_relay_is_not_measured_under_faults():
     scenario = MATERIAL.loaded.scenarios["worker-crash"]
     metrics = simulate(load_design(DESIGNS / "reference.yaml"), scenario, 1).metrics
     assert metrics.model_wait_without_relay_mean_s is None
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_step_4_judges_key_retention_on_a_replay_step_3s_offset_reset_cannot_skip(seed):
+    """auto.offset.reset=latest or a 24 h log lose step 3's points, not step 4's as well: the
+    dedupe records are judged on a replay an operator starts at the earliest offset (the old
+    replay skipped everything with latest and found nothing to judge: "not exercised", 0/3)."""
+    wanted = {
+        "bad/offset-reset-latest.yaml": "pass",
+        "bad/short-log-retention.yaml": "pass",
+        "bad/short-key-retention.yaml": "fail",
+        "reference.yaml": "pass",
+    }
+    for name, status in wanted.items():
+        design = load_design(DESIGNS / name)
+        result = grade(design, MATERIAL, seed=seed, only=_steps("exactly-once-effects"))
+        check = {c.id: c for c in result.steps[0].checks}["key-retention-covers-replay"]
+        assert (name, check.status, check.scenario) == (name, status, "rewind")
+        if status == "pass":
+            assert "none expired" in check.message
