@@ -54,8 +54,6 @@ def pause_replay_estimate(
     delivery = design.delivery
     expired = pause.duration_seconds > pause.offsets_retention_hours * 3600.0
     reset = log.auto_offset_reset
-    if pause.operator_reset == "earliest":  # reset by hand while stopped: as expired + earliest
-        expired, reset = True, AutoOffsetReset.earliest
     restart = t1 + (
         pause.operator_response_seconds if expired and reset is AutoOffsetReset.none else 0.0
     )
