@@ -33,6 +33,7 @@ from simulator.estimate.held import RunWork
 from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
 from simulator.estimate.recovery import Spread, causal_recovery, partition_drain_s
 from simulator.estimate.runs import (
+    busiest_key_backlog,
     critical_path_s,
     key_spread,
     open_loop_spread,
@@ -260,6 +261,11 @@ def _group_estimate(
     worst = max((o for o in outages if o is not None), key=lambda o: o.backlog, default=None)
     if worst is not None:
         _apply_outage(g, worst, _open_loop_spread(design, scenario, name))
+        # The window's arrivals held by one key drain one after another on its partition.
+        fresh = min(worst.backlog, lam * worst.seconds)
+        serial_s = busiest_key_backlog(design, scenario, fresh) * step_s
+        if g.drain_seconds is not None and serial_s > g.drain_seconds:
+            g.drain_seconds = serial_s
     return g
 
 

@@ -12,7 +12,9 @@ the design's partition key; the simulation builds the same run shape as a task g
 - :func:`critical_path_s`: a run's latency if nothing queued (as the simulation's
   ``run_critical_path_s``, with mean step times);
 - :func:`peakedness`: how bursty a run makes its model calls (the variance over the mean of the
-  calls in flight if nothing queued): a run's researchers call at once.
+  calls in flight if nothing queued): a run's researchers call at once;
+- :func:`busiest_key_backlog`: for single-stage step events, the events of a window held by its
+  busiest key, which its partition works off one at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from simulator.estimate.recovery import Spread, distinct_partitions
 from simulator.fan_out import RunTasks
 from simulator.groups import GroupName
 from simulator.producer import PRODUCE_TICK_S
-from simulator.scenario import Load
+from simulator.scenario import Load, Scenario
 
 _KIND = {"agent": 0, "tool": 1, "state": 2}
 
@@ -91,6 +93,37 @@ def partitions_per_run(design: Design, tasks: RunTasks, group: GroupName) -> flo
     else:
         keys = float(buckets if work else 0)
     return distinct_partitions(keys, design.event_log.partitions)
+
+
+def busiest_key_backlog(design: Design, scenario: Scenario, arrived: float) -> float:
+    """Of ``arrived`` consecutive step events of a single-stage load
+    (``load.step_events_per_second``: ``K = max(1, round(rate x mean step))`` runs in flight taken
+    in turn, each of ``fan_out.model_calls`` steps, ``simulator.engine.workload``), the expected
+    events of the key holding most of them; 0 for another load or a key that spreads a run's
+    events (``event_id``, ``arrival_timestamp``).
+
+    Each of the ``K`` runs in flight gets ``b = arrived / K`` of them (divided again by the key's
+    salt buckets). Up to a run's length ``n`` they are one stretch of that run's steps, which a
+    run boundary at a uniform place splits into two keys with probability ``b / n``: the larger
+    part is ``3b / 4`` on average then, so the busiest holds ``b (1 - b / 4n)``; beyond ``n``, a
+    whole run (the spread over the partitions of many runs is :func:`open_loop_spread`'s). A key's
+    events go to one partition, which starts them one after another: a window of a light load held
+    by one run drains no faster than its events' steps in a row (the rewind scenario's 10-12
+    events after 10 minutes at 0.02 events/s take about 20 s, not their 0.25 s share of the
+    group's 96 slots).
+    """
+    load = scenario.load
+    rate = load.step_events_per_second
+    key = design.event_log.partition_key
+    spread = key in (PartitionKey.event_id, PartitionKey.arrival_timestamp)
+    if rate is None or arrived <= 0 or spread:
+        return 0.0
+    in_flight = max(1, round(rate * load.step_time.agent_step.mean_seconds))
+    steps = max(1, load.fan_out.model_calls)
+    share = arrived / in_flight / max(1, design.event_log.key_salt_buckets)
+    if share >= steps:
+        return float(steps)
+    return share * (1.0 - share / (4.0 * steps))
 
 
 def critical_path_s(design: Design, load: Load, tasks: RunTasks) -> float:

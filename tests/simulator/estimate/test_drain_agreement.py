@@ -25,11 +25,7 @@ barely formed: a poison event's partition catching up)."""
 
 SCENARIOS = sorted(p.stem for p in (STEPS / "scenarios").glob("*.yaml"))
 
-NOT_YET_AGREEING: dict[str, str] = {
-    "rewind": "the estimate takes replayed events whose dedupe record is found as free; the "
-    "simulation spends 13-24 s (seeds 1-3) getting through the 3,456 of them the operator's "
-    "reset to the earliest offset brings back, which the estimate does not model yet",
-}
+NOT_YET_AGREEING: dict[str, str] = {}
 """Scenarios whose drain the estimate does not model yet, with why (strict: an agreement there
 fails the test, so that the entry is removed)."""
 
