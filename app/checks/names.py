@@ -8,7 +8,8 @@ Every check, explanation and step figure is evaluated over the same names:
 - the functions min, max, abs, round, len, ``fmt(x, digits=1)``, ``plural(n, noun, nouns=None)``
   (a count with its noun: "1 event", "3,507 events"), ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
-  verdict beside them).
+  verdict beside them), ``cost_groups(cost)`` (the bill's dollars per group, largest first:
+  app.checks.cost_groups).
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
 those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
@@ -27,6 +28,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from app.checks.cost_groups import cost_groups
 from simulator.design import Design
 from simulator.estimate import Estimate
 from simulator.result import Cost, Metrics
@@ -107,6 +109,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "plural": plural,
     "pct": pct,
     "usd": usd,
+    "cost_groups": cost_groups,
 }
 """The only functions an expression or template may call."""
 

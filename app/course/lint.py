@@ -161,9 +161,7 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
                     # An error at another field is a combination the form's conflict check
                     # explains to the learner (app.web.conflicts); only the option's own values
                     # must be valid.
-                    own = [
-                        e for e in exc.errors() if ".".join(str(p) for p in e["loc"]) in values
-                    ]
+                    own = [e for e in exc.errors() if ".".join(str(p) for p in e["loc"]) in values]
                     if own:
                         at = ".".join(str(p) for p in own[0]["loc"])
                         key = "value" if at == decision.field else "also"
@@ -189,6 +187,7 @@ def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
                 ("explain", check.explain),
                 ("pass", check.pass_message),
                 ("fail", check.fail_message),
+                ("hint", check.hint),
             ):
                 if (why := template_syntax_error(text)) is not None:
                     yield _at(step, "error", ("checks", i, field), why)

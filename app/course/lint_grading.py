@@ -58,6 +58,7 @@ def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
                 ("explain", check.explain),
                 ("pass", check.pass_message),
                 ("fail", check.fail_message),
+                ("hint", check.hint),
             ):
                 if _template_parses(text):
                     for message in explanation_problems(text):

@@ -72,7 +72,11 @@ class Check(_Doc):
         alias="fail", description="Shown when it fails; a template over the same names."
     )
     explain: str
-    hint: str = ""
+    hint: str = Field(
+        "",
+        description="What to change; a template over the same names, so it can point at the "
+        "decision that moves the figure the run shows (rendered after a pass or a fail).",
+    )
     concept: str = Field("", description="Anchor of the narrative paragraph that teaches it.")
     scenario: ScenarioName | None = Field(
         None, description="Scenario whose metrics this check reads; default the step's scenario."

@@ -185,7 +185,13 @@ def _kind(check: Check) -> CheckKind:
         return "design_review"
 
 
-def _check_result(check: Check, status: CheckStatus, message: str, explanation: str) -> CheckResult:
+def _check_result(
+    check: Check, status: CheckStatus, message: str, explanation: str, hint: str | None = None
+) -> CheckResult:
+    """The result of ``check``; ``hint`` is its rendered hint (default: the hint as written when
+    it is plain text, none when it is a template that could not be rendered over a run)."""
+    if hint is None:
+        hint = "" if "{" in check.hint else check.hint
     return CheckResult(
         id=check.id,
         title=check.title,
@@ -195,7 +201,7 @@ def _check_result(check: Check, status: CheckStatus, message: str, explanation: 
         max_points=check.points,
         message=message,
         explanation=explanation,
-        hint=check.hint,
+        hint=hint,
         concept=check.concept,
     )
 
@@ -244,7 +250,11 @@ def _grade_check(
     except ExplanationError as exc:
         message = f"the {'pass' if passed else 'fail'} message could not be rendered: {exc}"
         return _check_result(check, "error", message, "")
-    return _check_result(check, "pass" if passed else "fail", message, explanation)
+    try:
+        hint = render_explanation(check.hint, names)
+    except ExplanationError as exc:
+        return _check_result(check, "error", f"the hint could not be rendered: {exc}", "")
+    return _check_result(check, "pass" if passed else "fail", message, explanation, hint)
 
 
 def _status(statuses: list[CheckStatus] | list[Status]) -> Status:

@@ -318,6 +318,12 @@ def _description(design: Design, utilisation: dict[str, float], source: Source) 
     return " ".join(parts)
 
 
+def _key_rule(design: Design) -> str:
+    """What the API does with a start that has no Idempotency-Key, from the decision that sets
+    it (step 1's ``missing_key_status``): 200 starts the run anyway, so no key is required."""
+    return "no key required" if design.api.missing_key_status == 200 else "key required"
+
+
 def architecture(
     design: Design,
     *,
@@ -340,7 +346,7 @@ def architecture(
         "Run API",
         (
             f"POST /runs → {design.api.start_status_code}",
-            "key required" if design.api.idempotency_key_required else "no key required",
+            _key_rule(design),
             f"outcome: {design.api.outcome_delivery}",
         ),
     )

@@ -42,6 +42,7 @@ from app.web.auth import current_or_guest_learner
 from app.web.backlog import shown_drain
 from app.web.charts import Chart, cost_chart, fault_name
 from app.web.csrf import csrf_ok
+from app.web.losses import Losses, losses
 from app.web.submissions import EXPIRED
 from app.web.templating import NOTICE, render
 from simulator.design import Design
@@ -69,7 +70,7 @@ class FaultRow:
 
     scenario: str
     faults: str
-    lost: int
+    losses: Losses
     duplicate_effects: int
     tokens_repeated: int
     drain_seconds: float | None
@@ -114,7 +115,7 @@ def fault_rows(material: CourseMaterial, runs: Runs, graded: GradeResult) -> lis
             FaultRow(
                 name,
                 ", ".join(kinds),
-                m.lost,
+                losses(m),
                 m.duplicate_effects,
                 m.tokens_repeated,
                 drain_seconds,

@@ -9,6 +9,7 @@ from app.grading.result import CheckResult, StepResult
 from app.step_runs import Runs
 from app.web.backlog import shown_drain
 from app.web.charts import Chart, fault_name, simulation_charts
+from app.web.losses import Losses, losses
 from simulator.result import SimulationResult
 
 
@@ -17,7 +18,8 @@ class FaultFigures:
     """The four figures a fault step is about, in the units the learner reads them."""
 
     faults: tuple[str, ...]
-    lost: int
+    losses: Losses
+    """Every kind of loss the run reports (events, unpublished next events, state writes)."""
     duplicate_effects: int
     tokens_repeated: int
     drain_seconds: float | None
@@ -69,7 +71,8 @@ def failed_first(checks: list[CheckResult]) -> tuple[CheckResult, ...]:
 
 
 def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
-    """Lost, duplicated, repaid and drain figures of a run with faults; None without faults."""
+    """Lost (every kind), duplicated, repaid and drain figures of a run with faults; None
+    without faults."""
     if not simulation.fault_windows:
         return None
     kinds = tuple(dict.fromkeys(fault_name(w.kind) for w in simulation.fault_windows))
@@ -77,7 +80,7 @@ def fault_figures(simulation: SimulationResult) -> FaultFigures | None:
     drain_seconds, drain_note = shown_drain(simulation)
     return FaultFigures(
         kinds,
-        m.lost,
+        losses(m),
         m.duplicate_effects,
         m.tokens_repeated,
         drain_seconds,

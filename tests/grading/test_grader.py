@@ -138,6 +138,18 @@ def test_a_failing_explanation_is_an_error(tmp_path):
     )
 
 
+def test_a_hint_is_a_template_over_the_checks_names(tmp_path):
+    """A hint that depends on the design renders with the learner's value, not as written."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    _edit_check(
+        course, "hint: Add partitions.", "hint: Add to the {{ design.event_log.partitions }}."
+    )
+    check = grade(Design(), load_material(course)).steps[1].checks[1]
+    assert (check.id, check.status) == ("enough-partitions", "fail")
+    assert check.hint == f"Add to the {Design().event_log.partitions}."
+
+
 def test_a_step_that_lint_rejects_is_graded_as_error(tmp_path):
     """A check with an unknown field makes its step unavailable: all its checks error, with why."""
     course = tmp_path / "course"

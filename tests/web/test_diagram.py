@@ -32,6 +32,16 @@ def test_each_partition_instance_runner_and_store_node_is_a_cell():
     assert drawn["event-log"].lines[0] == "32 partitions · key tenant_id"
 
 
+def test_the_api_box_says_a_key_is_required_only_when_a_keyless_start_is_refused():
+    design = Design()
+    design.api.idempotency_key_required = True
+    design.api.missing_key_status = 200
+    assert boxes(design)["run-api"].lines[1] == "no key required"
+    design.api.idempotency_key_required = False
+    design.api.missing_key_status = 400
+    assert boxes(design)["run-api"].lines[1] == "key required"
+
+
 def test_a_large_log_draws_sixty_partitions_and_says_how_many_more():
     design = Design()
     design.event_log.partitions = 200

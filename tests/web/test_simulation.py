@@ -157,7 +157,8 @@ def test_a_fault_step_shows_the_four_figures_and_shades_the_fault(learner, make_
     ]
     (cached,) = rows(make_settings(), SimResult)
     metrics = json.loads(cached.result_json)["metrics"]
-    assert figures[0].select_one("dd").get_text() == f"{metrics['lost']:,}"
+    every_loss = metrics["lost"] + (metrics["publishes_lost"] or 0) + metrics["state_writes_lost"]
+    assert figures[0].select_one("dd").get_text() == f"{every_loss:,}"
     assert figures[1].select_one("dd").get_text() == f"{metrics['duplicate_effects']:,}"
     assert figures[2].select_one("dd").get_text() == f"{metrics['tokens_repeated']:,}"
     expected_drain = drain(metrics["drain_seconds"], metrics["drain_note"])
