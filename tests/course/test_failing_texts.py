@@ -56,7 +56,9 @@ def test_step_10_tool_key_options_are_distinct_design_values_and_one_is_held():
         if not decision.choices or bundled(decision):
             continue
         field = design_field(decision.field)
-        values = [field.coerce(c.value) if isinstance(c.value, str) else c.value for c in decision.choices]
+        values = [
+            field.coerce(c.value) if isinstance(c.value, str) else c.value for c in decision.choices
+        ]
         assert len(set(values)) == len(values), decision.field
         assert values.count(get_value(start, decision.field)) == 1, decision.field
     fields = {d.field for d in step.decisions}
@@ -82,3 +84,49 @@ def test_step_10_repeated_tool_calls_add_up_by_cause():
     assert retried == metrics.tool_retries_after_effect
     assert retried + again == total, check.message
     assert again <= redelivered == metrics.redelivered
+
+
+def test_step_9_failures_state_the_binding_numbers():
+    short = _with(_reference(), **{"consumers.agent.session_timeout_ms": 6000})
+    check = next(c for c in _step(short, "worker-crash").checks if c.id == "pause-not-evicted")
+    assert check.status == "fail"
+    assert "session.timeout.ms is 6 s, shorter than the pause" in check.message
+    slow = _with(
+        _reference(),
+        **{"consumers.agent.max_poll_records": 500, "consumers.agent.max_poll_interval_ms": 60000},
+    )
+    check = next(c for c in _step(slow, "worker-crash").checks if c.id == "no-rebalance-storm")
+    assert check.status == "fail"
+    assert "a full poll of 500 records shared by the 12 partitions" in check.message
+    assert "41 records of 2.0 s, about 82 s a batch against max.poll.interval.ms's 60 s" in (
+        check.message
+    )
+
+
+def test_step_7_percentages_and_rates_are_the_same_quantity():
+    design = load_design(STEPS_DIR / "designs" / "bad" / "small-state-store.yaml")
+    step = _step(design, "evening-peak")
+    check = next(c for c in step.checks if c.id == "tool-fleet-fits")
+    assert check.status == "fail"
+    percent, offered, capacity = re.search(
+        r"writes use (\d+) % of its capacity \(([\d.]+) of ([\d,]+) writes/s", check.message
+    ).groups()
+    assert round(100 * float(offered) / float(capacity.replace(",", ""))) == int(percent)
+
+
+def test_step_5_following_the_capacity_hint_passes():
+    """The hint said 20 % above the peak's mean RPM and TPM; that still waited 0.19-0.33 s."""
+    reference = _reference()
+    check = next(
+        c for c in _step(reference, "agents-tools-model").checks if c.id == "model-capacity"
+    )
+    assert "twice the peak's mean RPM and TPM" in check.hint
+    per_minute = 10 * 60  # 0.5 runs/s x 20 model calls (steps/scenarios/peak.yaml)
+    primary = reference.model.primary.model_copy(
+        update={"rpm": 2 * per_minute, "tpm": 2 * per_minute * 1800}
+    )
+    doubled = reference.model_copy(
+        update={"model": reference.model.model_copy(update={"primary": primary})}
+    )
+    check = next(c for c in _step(doubled, "agents-tools-model").checks if c.id == "model-capacity")
+    assert check.status == "pass", check.message
