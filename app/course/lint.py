@@ -183,6 +183,8 @@ def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
                 yield _at(step, "error", ("checks", i, "expr"), why)
             if check.needs and (why := expression_syntax_error(check.needs.expr)) is not None:
                 yield _at(step, "error", ("checks", i, "needs", "expr"), why)
+            if check.needs and (why := template_syntax_error(check.needs.missing)) is not None:
+                yield _at(step, "error", ("checks", i, "needs", "missing"), why)
             for field, text in (
                 ("explain", check.explain),
                 ("pass", check.pass_message),

@@ -66,6 +66,9 @@ def check_names_known(course: LoadedCourse) -> Iterable[Problem]:
             if check.needs is not None and _parses(check.needs.expr):
                 for message in expression_problems(check.needs.expr):
                     yield _error(step, ("checks", i, "needs", "expr"), message)
+            if check.needs is not None and _template_parses(check.needs.missing):
+                for message in explanation_problems(check.needs.missing):
+                    yield _error(step, ("checks", i, "needs", "missing"), message)
 
 
 def checks_say_what_they_need(course: LoadedCourse) -> Iterable[Problem]:

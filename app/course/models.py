@@ -45,11 +45,13 @@ class Decision(_Doc):
 class Needs(_Doc):
     """What a check must have seen to judge anything: ``expr`` is evaluated before the check's
     own (same names); when it is false the check is *not exercised* and scores 0, saying
-    ``missing`` (e.g. "no model call was made")."""
+    ``missing`` (e.g. "no model call was made"), a template over the same names as ``explain``
+    so that it can say what the run lacked with the run's numbers."""
 
     expr: str = Field(description="True when the run exercised what the check judges.")
     missing: str = Field(
-        min_length=1, description="What the run lacked, as a clause: 'no model call was made'."
+        min_length=1,
+        description="What the run lacked, as a clause: 'no model call was made' (a template).",
     )
 
 

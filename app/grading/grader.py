@@ -242,7 +242,12 @@ def _grade_check(
         return _check_result(check, "error", message, "")
     if not exercised:
         assert check.needs is not None
-        message = f"Not exercised: {check.needs.missing}: nothing to judge."
+        try:
+            missing = render_explanation(check.needs.missing, names)
+        except ExplanationError as exc:
+            message = f"what the run lacked could not be rendered: {exc}"
+            return _check_result(check, "error", message, "")
+        message = f"Not exercised: {missing}: nothing to judge."
         return _check_result(check, "not_exercised", message, explanation)
     template = check.pass_message if passed else check.fail_message
     try:

@@ -56,7 +56,7 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
     judge those say so instead of passing over none (they passed with "0 expired", "0
     compensations ran in order", "0 parked", "back on the primary 0 s after")."""
     cases = [
-        ("no-dedupe", "exactly-once-effects", "key-retention-covers-replay", "no replayed event"),
+        ("no-dedupe", "exactly-once-effects", "key-retention-covers-replay", "no dedupe record is"),
         ("no-compensation", "compensation", "saga-reverse-compensation", "no compensation ran"),
         ("no-dead-letter-queue", "poison-messages", "parked-key-keeps-order", "nothing was parked"),
         ("unlimited-retry", "poison-messages", "poison-parked", "no poison event was given up"),
@@ -66,6 +66,26 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
         check = _step_checks(_known_bad(name), step_id)[check_id]
         assert check.status == "not_exercised", (name, check_id, check.message)
         assert check.message.startswith(f"Not exercised: {missing}"), check.message
+
+
+def test_in_memory_dedupe_says_why_the_key_retention_was_not_tested():
+    """Records kept in memory are lost in the restart: the retention check says so, with the
+    replay's repeats that another check judges, instead of "no record found" beside "3,490 effects
+    ran twice" (it read as a contradiction)."""
+    material = load_material(STEPS_DIR)
+    loaded = [s for s in material.loaded.steps if s.step is not None]
+    step = next(s for s in loaded if s.step.id == "exactly-once-effects")
+    (result,) = grade(_known_bad("in-memory-dedupe"), material, seed=1, only=[step]).steps
+    check = next(c for c in result.checks if c.id == "key-retention-covers-replay")
+    assert check.status == "not_exercised"
+    assert check.message.startswith(
+        "Not exercised: the dedupe records were kept in the worker's memory and lost in the restart"
+    )
+    assert "was not tested" in check.message
+    assert "192 h" in check.message
+    assert "A redelivered event does not apply its effect twice" in check.message
+    twice = f"the replay ran {check.explanation.split('; ')[-1].split(' effect')[0]} effects twice"
+    assert twice in check.message, (twice, check.message)
 
 
 def _without(reference, **model_sections):

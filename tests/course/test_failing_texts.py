@@ -1,0 +1,132 @@
+"""A failing check's text is computed from the run and adds up: its figures are the same
+quantities as the ones beside them, and it names the binding constraint with its numbers (a
+learner found "17 retried, 3 redelivered" beside 18 repeats, a 15 s pause evicted with no word of
+the 6 s timeout, and "write capacity 80 %" beside 15.3 of 25 writes/s)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from app.course.choices import bundled
+from app.course.design_fields import design_field, get_value
+from app.grading.grader import CourseMaterial, grade, load_material
+from simulator.design import Design
+from simulator.files import load_design
+from tests.course.conftest import STEPS_DIR
+
+
+@cache
+def _material() -> CourseMaterial:
+    return load_material(STEPS_DIR)
+
+
+def _reference() -> Design:
+    return load_design(STEPS_DIR / _material().course.reference_design)
+
+
+def _with(design: Design, **values: object) -> Design:
+    """``design`` with dotted fields set: ``_with(d, **{"tools.runners": 2})``."""
+    data = design.model_dump(mode="json")
+    for path, value in values.items():
+        *head, last = path.split(".")
+        node = data
+        for part in head:
+            node = node[part]
+        node[last] = value
+    return Design.model_validate(data)
+
+
+def _step(design: Design, step_id: str):
+    loaded = [s for s in _material().loaded.steps if s.step is not None and s.step.id == step_id]
+    (step,) = grade(design, _material(), seed=1, only=loaded).steps
+    return step
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+
+
+def test_step_10_tool_key_options_are_distinct_design_values_and_one_is_held():
+    """Two options shared ``event_id``, so the starting design (random keys, none sent) held
+    none of them and the form showed nothing selected."""
+    (step,) = [s.step for s in _material().loaded.steps if s.step and s.step.id == "compensation"]
+    start = Design()
+    for decision in step.decisions:
+        if not decision.choices or bundled(decision):
+            continue
+        field = design_field(decision.field)
+        values = [
+            field.coerce(c.value) if isinstance(c.value, str) else c.value for c in decision.choices
+        ]
+        assert len(set(values)) == len(values), decision.field
+        assert values.count(get_value(start, decision.field)) == 1, decision.field
+    fields = {d.field for d in step.decisions}
+    assert {"tools.side_effect_idempotency_key", "delivery.idempotency_key_from"} <= fields
+
+
+def test_step_10_repeated_tool_calls_add_up_by_cause():
+    start = Design()
+    design = _with(
+        _reference(),
+        **{
+            "tools.side_effect_idempotency_key": start.tools.side_effect_idempotency_key,
+            "delivery.idempotency_key_from": start.delivery.idempotency_key_from.value,
+        },
+    )
+    step = _step(design, "compensation")
+    check = next(c for c in step.checks if c.id == "side-effect-keys")
+    assert check.status == "fail"
+    metrics = step.metrics
+    assert metrics is not None and metrics.tool_retries_after_effect > 0
+    total, retried, again, redelivered = _numbers(check.message)[:4]
+    assert total == metrics.duplicate_effects
+    assert retried == metrics.tool_retries_after_effect
+    assert retried + again == total, check.message
+    assert again <= redelivered == metrics.redelivered
+
+
+def test_step_9_failures_state_the_binding_numbers():
+    short = _with(_reference(), **{"consumers.agent.session_timeout_ms": 6000})
+    check = next(c for c in _step(short, "worker-crash").checks if c.id == "pause-not-evicted")
+    assert check.status == "fail"
+    assert "session.timeout.ms is 6 s, shorter than the pause" in check.message
+    slow = _with(
+        _reference(),
+        **{"consumers.agent.max_poll_records": 500, "consumers.agent.max_poll_interval_ms": 60000},
+    )
+    check = next(c for c in _step(slow, "worker-crash").checks if c.id == "no-rebalance-storm")
+    assert check.status == "fail"
+    assert "a full poll of 500 records shared by the 12 partitions" in check.message
+    assert "41 records of 2.0 s, about 82 s a batch against max.poll.interval.ms's 60 s" in (
+        check.message
+    )
+
+
+def test_step_7_percentages_and_rates_are_the_same_quantity():
+    design = load_design(STEPS_DIR / "designs" / "bad" / "small-state-store.yaml")
+    step = _step(design, "evening-peak")
+    check = next(c for c in step.checks if c.id == "tool-fleet-fits")
+    assert check.status == "fail"
+    percent, offered, capacity = re.search(
+        r"writes use (\d+) % of its capacity \(([\d.]+) of ([\d,]+) writes/s", check.message
+    ).groups()
+    assert round(100 * float(offered) / float(capacity.replace(",", ""))) == int(percent)
+
+
+def test_step_5_following_the_capacity_hint_passes():
+    """The hint said 20 % above the peak's mean RPM and TPM; that still waited 0.19-0.33 s."""
+    reference = _reference()
+    check = next(
+        c for c in _step(reference, "agents-tools-model").checks if c.id == "model-capacity"
+    )
+    assert "twice the peak's mean RPM and TPM" in check.hint
+    per_minute = 10 * 60  # 0.5 runs/s x 20 model calls (steps/scenarios/peak.yaml)
+    primary = reference.model.primary.model_copy(
+        update={"rpm": 2 * per_minute, "tpm": 2 * per_minute * 1800}
+    )
+    doubled = reference.model_copy(
+        update={"model": reference.model.model_copy(update={"primary": primary})}
+    )
+    check = next(c for c in _step(doubled, "agents-tools-model").checks if c.id == "model-capacity")
+    assert check.status == "pass", check.message
