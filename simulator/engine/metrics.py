@@ -51,6 +51,10 @@ UTILISATION_CAP = 1000.0
 REFINE_POINTS = 64
 """Grid points on which :func:`drain` looks for the crossing between two samples."""
 
+SURGE_MIN_S = 10.0
+"""A stretch above normal that starts within this many seconds of the faults' end and lasts at
+least as long is work they released (five mean model calls): see :func:`_last_surge_s`."""
+
 MIN_BASELINE_SAMPLES = 5
 """Fewest lag samples before the first fault to measure the normal lag from."""
 
@@ -217,7 +221,8 @@ def drain(
         )
     end = max(w[1] for w in windows)
     threshold = baseline + max(1.0, 3.0 * spread, 0.005 * backlog)
-    after = np.nonzero((t_s >= end) & (lag <= threshold))[0]
+    from_s = _last_surge_s(t_s, lag, end, threshold)
+    after = np.nonzero((t_s >= from_s) & (lag <= threshold))[0]
     if after.size == 0:
         if end >= float(t_s[-1]):
             last = max(range(len(windows)), key=lambda i: windows[i][1])
@@ -243,16 +248,44 @@ def drain(
     k = int(after[0])
     t_cross = float(t_s[k])
     if backlog_at is not None and k > 0:
-        lo = max(end, float(t_s[k - 1]))
+        lo = max(from_s, float(t_s[k - 1]))
         grid = np.linspace(lo, t_cross, REFINE_POINTS)
         below = np.nonzero(backlog_at(grid) <= threshold)[0]
         if below.size:
             t_cross = float(grid[below[0]])
-    elif k > 0 and lag[k - 1] > threshold and t_s[k - 1] >= end:
+    elif k > 0 and lag[k - 1] > threshold and t_s[k - 1] >= from_s:
         prev, cur = float(lag[k - 1]), float(lag[k])
         frac = (prev - threshold) / (prev - cur) if prev != cur else 1.0
         t_cross = float(t_s[k - 1]) + frac * float(t_s[k] - t_s[k - 1])
     return Drain(baseline, int(round(backlog)), max(0.0, t_cross - end), None)
+
+
+def _last_surge_s(t_s: np.ndarray, lag: np.ndarray, end: float, threshold: float) -> float:
+    """Where the drain is measured from: ``end``, or the start of a surge right after it.
+
+    A fault may hold work back and release it when it ends: producers a broker loss blocked
+    send what they held, and the runs it stalled resume, so the backlog is normal at the
+    window's end and climbs right after. A surge is a stretch above ``threshold`` that starts
+    within :data:`SURGE_MIN_S` of ``end`` and lasts at least as long; a later stretch is not the
+    fault's (a busy design's lag wanders above its band now and then), and a shorter one is a
+    momentary queue of normal running (a few steps' worth: up to about 3 s at the course's
+    loads). ``t_s``, ``lag``: shape ``(k,)``, the samples."""
+    above = (t_s >= end) & (lag > threshold)
+    if not above.any():
+        return end
+    edges = np.diff(above.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts = np.nonzero(edges == 1)[0]
+    stops = np.nonzero(edges == -1)[0]  # one past each stretch's last sample
+    last_t = float(t_s[-1])
+    from_s = end
+    for i, j in zip(starts.tolist(), stops.tolist(), strict=True):
+        start = float(t_s[i])
+        if start > end + SURGE_MIN_S:
+            break
+        until = float(t_s[j]) if j < t_s.size else last_t
+        if until - start >= SURGE_MIN_S:
+            from_s = start
+    return from_s
 
 
 def bin_counts(times: np.ndarray, bin_s: float, bins: int) -> np.ndarray:
