@@ -2,10 +2,12 @@
 
 The instructor dashboard's "Export CSV" and ``designlab export`` both write ``grades_csv``.
 Columns: ``learner_id``, ``email`` (empty for a guest), one column per step named by its id in
-course order (points of the learner's latest attempt), ``total``, ``max_total``, then
-``first_activity`` and ``last_activity`` as ISO 8601 UTC (``2026-11-29T08:00:00Z``; empty when
-the learner has done nothing yet), ``steps_passed``, and ``steps_to_rerun`` (steps whose latest
-points are from a run of an earlier design: the learner changed a decision since).
+course order (points of the learner's latest attempt), ``total`` (the points that stand: a step
+to re-run counts nothing until it is run again, as in the learner's score so far),
+``max_total``, then ``first_activity`` and ``last_activity`` as ISO 8601 UTC
+(``2026-11-29T08:00:00Z``; empty when the learner has done nothing yet), ``steps_passed``, and
+``steps_to_rerun`` (steps whose latest points are from a run of an earlier design: the learner
+changed a decision since).
 
 Every cell is safe to open in a spreadsheet (OWASP, "CSV Injection"): a cell starting with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, which a spreadsheet would run as a

@@ -75,8 +75,14 @@ class LearnerRow:
 
     @property
     def total(self) -> int:
-        """Points over every step (latest attempt of each)."""
-        return sum(c.points for c in self.cells)
+        """Points that stand: the latest attempt of each step, a step marked to re-run counting
+        nothing until it is run again (the learner's own "score so far", app.progress)."""
+        return sum(c.points for c in self.cells if c.status is not StepStatus.needs_rerun)
+
+    @property
+    def to_rerun(self) -> int:
+        """Steps whose latest points are from a run of an earlier design (left out of total)."""
+        return sum(c.status is StepStatus.needs_rerun for c in self.cells)
 
     @property
     def passed(self) -> int:

@@ -122,6 +122,22 @@ def test_steps_whose_points_wait_for_a_re_run_are_counted(session, second_course
     rows = list(csv.DictReader(io.StringIO(grades_csv(class_table(session, second_course)))))
     bo = next(r for r in rows if r["email"] == "bo@example.com")
     assert (bo["steps_passed"], bo["steps_to_rerun"], bo["size-the-group"]) == ("1", "1", "10")
+    # The total is the points that stand, as the learner's score so far shows them: bo had 20.
+    assert bo["total"] == "10"
+
+
+def test_the_class_total_is_the_learners_score_so_far(session, second_course):
+    """The class page and the learner's rail agree: a step marked to re-run counts nothing in
+    either until it is run again."""
+    from app.progress import mark_needs_rerun, score_so_far, standings
+    from tests.instructor.second_course import COURSE_ID
+
+    ids = build_class(session)
+    mark_needs_rerun(session, ids["bo@example.com"], COURSE_ID, ["size-the-group"])
+    bo = next(r for r in class_table(session, second_course).rows if r.email == "bo@example.com")
+    assert (bo.total, bo.to_rerun) == (10, 1)
+    rail = score_so_far(standings(session, ids["bo@example.com"], second_course, None))
+    assert (rail.points, rail.to_rerun) == (bo.total, bo.to_rerun)
 
 
 @pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
