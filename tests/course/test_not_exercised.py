@@ -61,6 +61,19 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
         ("no-dead-letter-queue", "poison-messages", "parked-key-keeps-order", "nothing was parked"),
         ("unlimited-retry", "poison-messages", "poison-parked", "no poison event was given up"),
         ("no-fallback", "provider-outage", "breaker-closes", "no call went to the fallback"),
+        ("no-outbox", "data-model", "outbox-relay-delay", "there is no outbox, so no relay"),
+        (
+            "no-response-cache",
+            "agents-tools-model",
+            "cache-by-version",
+            "there is no response cache, so no cached answer",
+        ),
+        (
+            "no-dead-letter-queue",
+            "poison-messages",
+            "dlq-watched",
+            "there is no dead-letter topic to watch",
+        ),
     ]
     for name, step_id, check_id, missing in cases:
         check = _step_checks(_known_bad(name), step_id)[check_id]
