@@ -86,13 +86,16 @@ class Bounds:
     min: float | None
     max: float | None
 
-    def refusal(self, value: float, unit: str) -> str | None:
-        """Why ``value`` is out of range, in the learner's unit, or None when it is in range."""
+    def refusal(self, value: float, unit: str, typed: str | None = None) -> str | None:
+        """Why ``value`` is out of range, in the learner's unit, or None when it is in range.
+        ``typed``: what the learner typed, echoed as it was (a number read as a float would echo
+        99999999999999999999 as 100,000,000,000,000,000,000)."""
         unit_text = f" {unit}" if unit else ""
+        got = typed.strip() if typed is not None and typed.strip() else _number_text(value)
         if self.min is not None and value < self.min:
-            return f"Enter at least {_number_text(self.min)}{unit_text}; got {_number_text(value)}."
+            return f"Enter at least {_number_text(self.min)}{unit_text}; got {got}."
         if self.max is not None and value > self.max:
-            return f"Enter at most {_number_text(self.max)}{unit_text}; got {_number_text(value)}."
+            return f"Enter at most {_number_text(self.max)}{unit_text}; got {got}."
         return None
 
 
@@ -190,7 +193,7 @@ def read_decisions(
             continue
         refusal = None
         if spec.kind in ("int", "float") and value is not None:
-            refusal = field_bounds(decision).refusal(value, decision.unit)
+            refusal = field_bounds(decision).refusal(value, decision.unit, raw)
         if refusal is not None:
             errors[decision.field] = refusal
         else:

@@ -73,3 +73,21 @@ def test_case8_45_typed_into_a_field_in_ms_that_starts_at_1000_is_refused(client
     error = soup(response).select_one(f"#{shown['id']}-error").get_text()
     assert error == "Enter at least 1,000 ms; got 45."
     assert rows(make_settings(), DesignRecord) == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("0.5", "Enter at least 1,000 ms; got 0.5."),
+        ("99999999999999999999", "; got 99999999999999999999."),
+    ],
+)
+def test_an_out_of_range_value_is_echoed_as_typed(client, typed, said):
+    """The refusal quotes what the learner typed, not the float it was read as."""
+    slug = "worker-crash"
+    form = step_form(client, slug, consumers__agent__max_poll_interval_ms=typed)
+    response = client.post(f"/steps/{slug}", data=form)
+    assert response.status_code == 422
+    shown = soup(response).select_one("input[name='consumers.agent.max_poll_interval_ms']")
+    error = soup(response).select_one(f"#{shown['id']}-error").get_text()
+    assert said in error, error
