@@ -56,7 +56,6 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
     judge those say so instead of passing over none (they passed with "0 expired", "0
     compensations ran in order", "0 parked", "back on the primary 0 s after")."""
     cases = [
-        ("no-dedupe", "exactly-once-effects", "key-retention-covers-replay", "no dedupe record is"),
         ("no-compensation", "compensation", "saga-reverse-compensation", "no compensation ran"),
         ("no-dead-letter-queue", "poison-messages", "parked-key-keeps-order", "nothing was parked"),
         ("unlimited-retry", "poison-messages", "poison-parked", "no poison event was given up"),
@@ -81,24 +80,29 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
         assert check.message.startswith(f"Not exercised: {missing}"), check.message
 
 
-def test_in_memory_dedupe_says_why_the_key_retention_was_not_tested():
-    """Records kept in memory are lost in the restart: the retention check says so, with the
-    replay's repeats that another check judges, instead of "no record found" beside "3,490 effects
-    ran twice" (it read as a contradiction)."""
+def test_a_replay_without_durable_dedupe_records_fails_the_retention_check():
+    """Records kept in memory are lost in the restart, and without dedupe there are none: the
+    replay applies every applied event it reads again a second time. The retention check judges
+    that consequence (it said "not exercised" beside "3,490 effects ran twice", and pointed at a
+    check that sees only the crash's redeliveries)."""
     material = load_material(STEPS_DIR)
     loaded = [s for s in material.loaded.steps if s.step is not None]
     step = next(s for s in loaded if s.step.id == "exactly-once-effects")
-    (result,) = grade(_known_bad("in-memory-dedupe"), material, seed=1, only=[step]).steps
-    check = next(c for c in result.checks if c.id == "key-retention-covers-replay")
-    assert check.status == "not_exercised"
-    assert check.message.startswith(
-        "Not exercised: the dedupe records were kept in the worker's memory and lost in the restart"
-    )
-    assert "was not tested" in check.message
-    assert "192 h" in check.message
-    assert "A redelivered event does not apply its effect twice" in check.message
-    twice = f"the replay ran {check.explanation.split('; ')[-1].split(' effect')[0]} effects twice"
-    assert twice in check.message, (twice, check.message)
+    why = {
+        "in-memory-dedupe": "the dedupe records were kept in the worker's memory and lost in the "
+        "restart",
+        "no-dedupe": "no dedupe record is kept at all",
+    }
+    for name, reason in why.items():
+        (result,) = grade(_known_bad(name), material, seed=1, only=[step]).steps
+        check = next(c for c in result.checks if c.id == "key-retention-covers-replay")
+        assert check.status == "fail", (name, check.message)
+        twice = check.explanation.split("; ")[-1].split(" effect")[0]
+        assert int(twice.replace(",", "")) > 1_000, check.explanation
+        assert check.message == (
+            f"The replay applied {twice} effects a second time: {reason}, so none of the "
+            f"{twice} events read again was recognised."
+        ), check.message
 
 
 def _without(reference, **model_sections):
