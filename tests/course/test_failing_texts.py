@@ -130,3 +130,17 @@ def test_step_5_following_the_capacity_hint_passes():
     )
     check = next(c for c in _step(doubled, "agents-tools-model").checks if c.id == "model-capacity")
     assert check.status == "pass", check.message
+
+
+def test_step_5_a_limit_over_the_peak_says_what_the_run_itself_saw():
+    """The starting design's TPM is 108 % of the full peak, but the 10-minute run's calls reach the
+    gateway slower (the runs wait for their earlier steps) and wait 0.054 s: the failure says both,
+    so "calls fall further behind" does not stand beside a wait under the target unexplained."""
+    step = _step(Design(), "agents-tools-model")
+    check = next(c for c in step.checks if c.id == "model-capacity")
+    assert check.status == "fail"
+    assert "so at the full peak calls fall further behind" in check.message
+    wait = re.search(r"mean wait at the gateway for your limits ([0-9.]+) s", check.explanation)
+    assert wait is not None
+    assert f"and a call waited {wait.group(1)} s on average" in check.message, check.message
+    assert "calls/s reached the gateway" in check.message
