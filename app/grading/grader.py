@@ -248,7 +248,9 @@ def _grade_check(
             message = f"what the run lacked could not be rendered: {exc}"
             return _check_result(check, "error", message, "")
         message = f"Not exercised: {missing}: nothing to judge."
-        return _check_result(check, "not_exercised", message, explanation)
+        # No hint: nothing was judged, and the check's hint is about what it judges (the relay's
+        # poll interval beside "there is no outbox"); the message names where the design is judged.
+        return _check_result(check, "not_exercised", message, explanation, hint="")
     template = check.pass_message if passed else check.fail_message
     try:
         message = render_explanation(template, names)

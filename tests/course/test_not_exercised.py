@@ -78,6 +78,7 @@ def test_checks_over_what_a_design_never_does_are_not_exercised():
         check = _step_checks(_known_bad(name), step_id)[check_id]
         assert check.status == "not_exercised", (name, check_id, check.message)
         assert check.message.startswith(f"Not exercised: {missing}"), check.message
+        assert check.hint == "", (name, check_id, check.hint)
 
 
 def test_a_replay_without_durable_dedupe_records_fails_the_retention_check():
