@@ -144,3 +144,21 @@ def test_step_5_a_limit_over_the_peak_says_what_the_run_itself_saw():
     assert wait is not None
     assert f"and a call waited {wait.group(1)} s on average" in check.message, check.message
     assert "calls/s reached the gateway" in check.message
+
+
+def test_step_11_a_rebuild_without_an_append_only_log_says_why_nothing_was_rebuilt():
+    """Rebuilding from the log needs step 2's append-only event log: without it the failover's
+    missing writes are lost, and the failure says so instead of "rebuilt 0" unexplained."""
+    design = _with(
+        load_design(STEPS_DIR / "designs" / "bad" / "async-no-rebuild.yaml"),
+        **{
+            "data_model.state_rebuildable_from_log": True,
+            "data_model.append_only_event_log": False,
+        },
+    )
+    check = next(
+        c for c in _step(design, "state-failover").checks if c.id == "failover-no-lost-writes"
+    )
+    assert check.status == "fail"
+    assert "step 2's log is not append-only, so it does not hold them" in check.message
+    assert "(rebuild from the log: on; append-only event log, step 2: off)" in check.explanation
