@@ -94,7 +94,7 @@ def test_throughput_names_the_busiest_group_and_its_own_capacity():
     by_group = {"agent": busy, "state": idle}
     run = run.model_copy(update={"metrics": run.metrics.model_copy(update={"by_group": by_group})})
     assert throughput_chart(run).summary.endswith(
-        "; the busiest group, agent, can take 23.1/s (43 % of it used)."
+        "; the busiest group, agent, can take 23.1/s (the load offered is 43 % of it)."
     )
 
 
