@@ -9,7 +9,7 @@ import re
 from functools import cache
 
 from app.course.choices import bundled
-from app.course.design_fields import design_field, get_value
+from app.course.design_fields import design_field, get_value, with_values
 from app.grading.grader import CourseMaterial, grade, load_material
 from simulator.design import Design
 from simulator.files import load_design
@@ -27,14 +27,7 @@ def _reference() -> Design:
 
 def _with(design: Design, **values: object) -> Design:
     """``design`` with dotted fields set: ``_with(d, **{"tools.runners": 2})``."""
-    data = design.model_dump(mode="json")
-    for path, value in values.items():
-        *head, last = path.split(".")
-        node = data
-        for part in head:
-            node = node[part]
-        node[last] = value
-    return Design.model_validate(data)
+    return with_values(design, values)
 
 
 def _step(design: Design, step_id: str):
