@@ -27,7 +27,7 @@ from simulator.closed_forms.provider import (
     tokens_per_minute,
 )
 from simulator.closed_forms.queueing import kingman_wait, saturated, step_time_scv
-from simulator.design import Design, ModelProvider, Replication
+from simulator.design import Acks, Design, ModelProvider, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
 from simulator.estimate.held import RunWork
 from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
@@ -41,8 +41,9 @@ from simulator.estimate.runs import (
 )
 from simulator.fan_out import RunFanOut, RunTasks, fan_out_per_run, mean_arrivals_eps, run_tasks
 from simulator.groups import GROUPS, GroupName
+from simulator.placement import block_reason, blocked_partitions
 from simulator.poison import PoisonStall, poison_stall_for_design
-from simulator.scenario import Load, Poison, Scenario, StateFailover
+from simulator.scenario import BrokerLoss, Load, Poison, Scenario, StateFailover
 
 
 def estimate(design: Design, scenario: Scenario) -> Estimate:
@@ -80,7 +81,7 @@ def estimate(design: Design, scenario: Scenario) -> Estimate:
     b = groups[bottleneck]
     at_risk, notes = _state_writes_at_risk(design, scenario, arrivals["state"])
     poison = _poison_stall(design, scenario, groups, notes)
-    notes.extend(_workload_notes(scenario, fan))
+    notes.extend(_workload_notes(design, scenario, fan))
     drain = _slowest_drain(groups)
     if poison is not None and poison.stall_seconds is None:
         # A poison event retried without a limit: its partition never drains (the simulation's
@@ -449,13 +450,42 @@ def _poison_stall(
     return None
 
 
-def _workload_notes(scenario: Scenario, fan: RunFanOut | None) -> list[str]:
+def _workload_notes(design: Design, scenario: Scenario, fan: RunFanOut | None) -> list[str]:
     """Notes on what the estimate leaves out and on where the step events go."""
-    notes: list[str] = []
-    if any(f.kind == "broker_loss" for f in scenario.faults):
-        notes.append("Broker loss is not in the estimate; run the simulation.")
+    notes = [_broker_loss_note(design, f) for f in scenario.faults if isinstance(f, BrokerLoss)]
     if fan is None:
         notes.append("Step events go straight to the agent group; tool and state groups are idle.")
     else:
         notes.append(f"Fan-out per run: {fan.note}.")
     return notes
+
+
+def _broker_loss_note(design: Design, fault: BrokerLoss) -> str:
+    """What a broker loss does in the estimate: the partitions that refuse writes and why (their
+    runs wait, :func:`simulator.estimate.outages.causal_window`), or that none does; the
+    acknowledged writes a loss takes are the simulation's to count."""
+    log = design.event_log
+    blocked = blocked_partitions(design, fault)
+    lost = (
+        ""
+        if log.acks is Acks.all
+        else (
+            f" With acks={log.acks.value}, writes a lost leader acknowledged alone are gone: the "
+            "simulation counts them."
+        )
+    )
+    if blocked:
+        return (
+            f"Broker loss: {blocked} of {log.partitions} partitions of each topic refuse writes "
+            f"for {fault.duration_seconds:g} s ({block_reason(design, fault)}); their producers "
+            f"hold the events and the runs behind them wait until the brokers return.{lost}"
+        )
+    kept = (
+        f"min.insync.replicas ({log.min_insync_replicas}) of its replicas in sync"
+        if log.acks is Acks.all
+        else "a replica to lead it"
+    )
+    return (
+        f"Broker loss: every partition keeps {kept} with {fault.brokers} of {log.brokers} brokers "
+        f"lost (replication factor {log.replication_factor}): no producer blocks.{lost}"
+    )

@@ -143,7 +143,7 @@ class RunWork:
 
     def held(
         self,
-        stalled_group: GroupName,
+        stalled_group: GroupName | None,
         group: GroupName,
         share: float,
         seconds: float,
@@ -151,7 +151,9 @@ class RunWork:
     ) -> float:
         """Expected events of ``group`` held at the end of a ``seconds`` long window in which
         ``share`` (0..1) of ``stalled_group``'s partitions stop (rules in the module
-        docstring). With ``queued_only`` (``group`` the stalled group) only the events produced
+        docstring); ``stalled_group`` None: the same partitions of every group's topic (a
+        broker loss blocking their producers), so any stage a run reaches in the window may
+        hold it. With ``queued_only`` (``group`` the stalled group) only the events produced
         and waiting on a stalled partition: their own key is stalled and none of the stalled
         keys before them held them back. Events, >= 0; 0 for no runs, no window or no share."""
         runs_per_second = self.load.runs_per_second or 0.0
@@ -159,7 +161,7 @@ class RunWork:
             return 0.0
         design = self.design
         stages = self.stages
-        stalled_kind = KIND_OF[stalled_group]
+        stalled_kind = None if stalled_group is None else KIND_OF[stalled_group]
         kind = KIND_OF[group]
         keep = 1.0 - min(1.0, share)
         t_end = float(seconds)
@@ -167,8 +169,10 @@ class RunWork:
         for a, stage in enumerate(stages):
             if stage.kind != kind:
                 continue
-            blockers = [f for f in stage.needs if stages[f].kind == stalled_kind]
-            if stalled_kind == kind:
+            blockers = [
+                f for f in stage.needs if stalled_kind is None or stages[f].kind == stalled_kind
+            ]
+            if stalled_kind is None or stalled_kind == kind:
                 blockers.append(a)
             if not blockers or (queued_only and blockers[-1] != a):
                 continue

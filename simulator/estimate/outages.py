@@ -11,6 +11,9 @@ Rules (fluid approximation, mean rates; the worst fault per group is kept by the
 - ``provider_outage`` of the primary stops the agent group unless a fallback with a circuit
   breaker carries it at the fallback's limits (not while the fallback is down too).
 - ``state_failover`` stops the state group for the design's failover time.
+- ``broker_loss`` (causal runs only): the partitions that refuse writes
+  (:func:`simulator.placement.blocked_partitions`) hold their producers' events until the brokers
+  return, and the runs behind them wait; the same partitions of every topic.
 - ``rebalance`` pauses every partition (eager: range, round robin) or only the partitions of the
   member that leaves (cooperative sticky) for ``pause_seconds``.
 """
@@ -31,7 +34,15 @@ from simulator.design import AssignmentStrategy, CommitMode, ConsumerGroup, Desi
 from simulator.estimate.held import RunWork
 from simulator.estimate.recovery import Spread, Window, partition_drain_s
 from simulator.groups import GroupName
-from simulator.scenario import ConsumerPause, ProviderOutage, Rebalance, StateFailover, WorkerCrash
+from simulator.placement import blocked_partitions
+from simulator.scenario import (
+    BrokerLoss,
+    ConsumerPause,
+    ProviderOutage,
+    Rebalance,
+    StateFailover,
+    WorkerCrash,
+)
 
 
 @dataclass
@@ -240,9 +251,10 @@ def causal_window(
     the windows in which it stalls a share of the runs' work (a stalled run's work in every
     group waits), as :class:`simulator.estimate.recovery.Window`. ``runs``: the scenario's runs,
     for what a partial stall holds (:meth:`simulator.estimate.held.RunWork.held`): a task stops
-    when it reaches a stalled key, not before. Empty for
-    a fault the estimate leaves out (a broker loss, a rolling restart, a member's pause, a poison
-    event, a saga)."""
+    when it reaches a stalled key, not before. A broker loss stalls the partitions that refuse
+    writes in every group (a run waits at the first event it cannot produce). Empty for a fault
+    the estimate leaves out (a rolling restart, a member's pause, a poison event, a saga) and for
+    a broker loss no partition blocks under."""
     cap = group.capacity_eps
     if isinstance(fault, WorkerCrash):
         cg = design.consumers.by_name(fault.group)
@@ -296,6 +308,18 @@ def causal_window(
         return [Window(start, start + seconds, 1.0, 1.0, cap, retry=design.failures.retry)]
     if isinstance(fault, ProviderOutage):
         return _provider_window(fault, group, design, others)
+    if isinstance(fault, BrokerLoss):
+        blocked = blocked_partitions(design, fault)
+        if blocked <= 0:
+            return []
+        share = blocked / design.event_log.partitions
+        start, seconds = float(fault.at_seconds), float(fault.duration_seconds)
+        stalled = 1.0
+        if share < 1.0:
+            due = group.arrivals_eps * seconds
+            held = runs.held(None, group.name, share, seconds)
+            stalled = min(1.0, held / due) if due > 0 else 0.0
+        return [Window(start, start + seconds, stalled, 1.0, cap)]
     if isinstance(fault, Rebalance):
         cg = design.consumers.by_name(fault.group)
         partitions = design.event_log.partitions

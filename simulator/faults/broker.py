@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
-from simulator.design import Acks, Design
 from simulator.engine.causal import Gate
 from simulator.engine.hooks import FaultLayer, amend
 from simulator.engine.partition import DROP
+from simulator.placement import PartitionFate, partition_fate
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import BrokerLoss
 
@@ -42,37 +42,6 @@ if TYPE_CHECKING:
     from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
     from simulator.scenario import Fault
-
-
-@dataclass(frozen=True)
-class PartitionFate:
-    """What a broker loss does to one partition: seconds of acknowledged writes lost before the
-    loss (0 for none), whether producers block, whether writes during the loss are lost."""
-
-    lost_window_s: float
-    blocked: bool
-    drops_during: bool
-
-
-def partition_fate(design: Design, partition: int, fault: BrokerLoss) -> PartitionFate:
-    """The fate of ``partition`` under ``fault`` (rules in the module docstring)."""
-    log = design.event_log
-    brokers = log.brokers
-    lost_brokers = set(range(min(fault.brokers, brokers)))
-    replicas = [(partition + j) % brokers for j in range(log.replication_factor)]
-    alive = [b for b in replicas if b not in lost_brokers]
-    leader_lost = replicas[0] in lost_brokers
-    if not alive:
-        return PartitionFate(
-            fault.unflushed_ms / 1000.0,
-            blocked=log.acks is not Acks.none,
-            drops_during=log.acks is Acks.none,
-        )
-    if log.acks is Acks.all:
-        return PartitionFate(0.0, blocked=len(alive) < log.min_insync_replicas, drops_during=False)
-    if leader_lost:
-        return PartitionFate(fault.follower_lag_ms / 1000.0, blocked=False, drops_during=False)
-    return PartitionFate(0.0, blocked=False, drops_during=False)
 
 
 @dataclass

@@ -10,7 +10,8 @@ import pytest
 
 from simulator import simulate
 from simulator.engine import Workload
-from simulator.faults.broker import BrokerLosses, PartitionFate, partition_fate
+from simulator.faults.broker import BrokerLosses
+from simulator.placement import PartitionFate, partition_fate
 from simulator.scenario import BrokerLoss
 from tests.simulator.faults.builders import (
     course_scenario,
