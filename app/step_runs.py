@@ -25,6 +25,7 @@ from app.errors import BadInput, Unavailable
 from app.grading.grader import (
     CourseMaterial,
     Simulate,
+    baseline_step,
     cost_scenario,
     design_sha256,
     grade,
@@ -83,13 +84,22 @@ def wanted_runs(
 ) -> dict[RunKey, tuple[Design, str]]:
     """Every simulation grading ``steps`` for ``design`` reads: each step's design under each
     scenario the step names, once; and, for the whole course, ``design`` itself under the
-    scenario its month is priced with (app.grading.grader.cost_scenario)."""
+    scenario its month is priced with (app.grading.grader.cost_scenario); and, for a check with
+    a ``baseline_step``, the design that step judges under the check's scenario."""
     judged = step_designs(design, material, steps)
     out: dict[RunKey, tuple[Design, str]] = {}
     for loaded in steps:
         sha = design_sha256(judged[loaded.slug])
         for name in step_scenarios(material, loaded):
             out.setdefault((sha, name), (judged[loaded.slug], name))
+        step = loaded.step if loaded.available else None
+        for check in step.checks if step is not None else []:
+            earlier = baseline_step(material, check)
+            wanted = check.scenario or step.scenario if step is not None else None
+            if earlier is None or wanted is None or wanted not in material.loaded.scenarios:
+                continue
+            base = step_design(material.loaded, earlier, design)
+            out.setdefault((design_sha256(base), wanted), (base, wanted))
     priced = cost_scenario(material, steps)
     if priced is not None:
         out.setdefault((design_sha256(design), priced), (design, priced))

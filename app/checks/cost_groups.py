@@ -39,3 +39,44 @@ def cost_groups(cost: Cost) -> list[tuple[str, str, float]]:
     order = {key: i for i, (key, _, _) in enumerate(_GROUPS)}
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1], order.get(kv[0][0], len(order))))
     return [(key, label, round(amount, 2)) for (key, label), amount in ranked]
+
+
+_COMPONENT_LABELS: dict[str, str] = {
+    "model_tokens": "the model calls' tokens",
+    "fallback_provider": "the fallback provider's calls",
+    "repeats_steady": "model calls repeated in the peak's own run",
+    "repeats_deploys": "model calls repeated after deploys",
+    "repeats_worker_crashes": "model calls repeated after worker crashes",
+    "repeats_rebalances": "model calls repeated after rebalances",
+    "repeats_provider_outages": "model calls repeated after provider outages",
+    "repeats_state_failovers": "model calls repeated after state-store failovers",
+    "repeats_broker_losses": "model calls repeated after broker losses",
+    "repeats_consumer_pauses": "model calls repeated after consumer pauses",
+    "database_primary": "the state store's primary",
+    "database_replicas": "the state store's replicas",
+    "checkpoint_writes": "checkpoint writes",
+    "tool_runners": "tool runners",
+    "workers_agent": "agent worker instances",
+    "workers_tool": "tool worker instances",
+    "workers_state": "state worker instances",
+    "brokers": "brokers",
+    "broker_storage": "broker storage",
+}
+"""A bill line's label in a sentence, by its component (simulator.cost names them)."""
+
+
+def cost_changes(cost: Cost, baseline: Cost) -> list[tuple[str, str, float]]:
+    """What moved between two bills, line by line, as ``(component, label, usd)`` with ``usd``
+    the monthly change in dollars (``cost`` minus ``baseline``; a line missing from one counts
+    0 there), largest increase first; lines that moved less than half a dollar are left out.
+    ``cost_changes(cost, baseline_cost)[0]`` is what the later decisions added most to."""
+    names = list(dict.fromkeys([*cost.by_component, *baseline.by_component]))
+    changes = [
+        (
+            name,
+            _COMPONENT_LABELS.get(name, name.replace("_", " ")),
+            round(cost.by_component.get(name, 0.0) - baseline.by_component.get(name, 0.0), 2),
+        )
+        for name in names
+    ]
+    return sorted((c for c in changes if abs(c[2]) >= 0.5), key=lambda c: -c[2])

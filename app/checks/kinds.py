@@ -16,7 +16,7 @@ from app.checks.expressions import names_used
 
 CheckKind = Literal["simulated", "design_review"]
 
-RUN_NAMES = frozenset({"metrics", "cost"})
+RUN_NAMES = frozenset({"metrics", "cost", "baseline_cost"})
 """The names through which an expression reads the simulation."""
 
 DESIGN_REVIEW_MAX_SHARE = 0.20
@@ -24,6 +24,6 @@ DESIGN_REVIEW_MAX_SHARE = 0.20
 
 
 def check_kind(expr: str) -> CheckKind:
-    """``simulated`` when ``expr`` reads ``metrics`` or ``cost``, else ``design_review``. Raises
-    SyntaxError when it does not parse."""
+    """``simulated`` when ``expr`` reads ``metrics`` or ``cost`` (or ``baseline_cost``), else
+    ``design_review``. Raises SyntaxError when it does not parse."""
     return "simulated" if names_used(expr) & RUN_NAMES else "design_review"

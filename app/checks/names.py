@@ -9,7 +9,8 @@ Every check, explanation and step figure is evaluated over the same names:
   (a count with its noun: "1 event", "3,507 events"), ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
   verdict beside them), ``cost_groups(cost)`` (the bill's dollars per group, largest first:
-  app.checks.cost_groups).
+  app.checks.cost_groups) and ``cost_changes(cost, baseline)`` (what moved between two bills,
+  line by line, largest increase first).
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
 those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
@@ -28,7 +29,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from app.checks.cost_groups import cost_groups
+from app.checks.cost_groups import cost_changes, cost_groups
 from simulator.design import Design
 from simulator.estimate import Estimate
 from simulator.result import Cost, Metrics
@@ -110,6 +111,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "pct": pct,
     "usd": usd,
     "cost_groups": cost_groups,
+    "cost_changes": cost_changes,
 }
 """The only functions an expression or template may call."""
 
@@ -121,6 +123,7 @@ ROOT_TYPES: dict[str, Any] = {
     "cost": Cost,
     "estimate": Estimate,
     "budget_usd": float,
+    "baseline_cost": Cost,
 }
 """Each name an expression may read, with its type (None is allowed for all but design)."""
 

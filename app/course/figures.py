@@ -41,6 +41,7 @@ def figure_names(course: LoadedCourse, step: LoadedStep) -> dict[str, Any]:
         "cost": None,
         "estimate": estimate(design, scenario) if design and scenario else None,
         "budget_usd": course.course.budget_usd if course.course is not None else None,
+        "baseline_cost": None,
     }
 
 

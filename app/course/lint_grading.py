@@ -16,9 +16,10 @@ from collections.abc import Iterable
 from jinja2 import TemplateSyntaxError
 
 from app.checks.exercised import MetricRead, counts_needed, metrics_read
-from app.checks.explanations import explanation_problems, parsed
-from app.checks.expressions import expression_problems, parse
+from app.checks.explanations import explanation_problems, parsed, template_names
+from app.checks.expressions import expression_problems, names_used, parse
 from app.course.content import LoadedCourse, LoadedStep, Problem
+from app.course.models import Check
 from simulator.errors import InputFileError
 from simulator.pricing import load_pricing
 from simulator.scenario import Scenario
@@ -215,8 +216,50 @@ def checks_exercised_by_their_scenario(course: LoadedCourse) -> Iterable[Problem
                 yield _error(step, ("checks", i, "expr"), message)
 
 
+def _reads_baseline(check: Check) -> bool:
+    """Whether any of ``check``'s expressions or templates reads ``baseline_cost``."""
+    read: set[str] = set()
+    exprs = [check.expr] + ([check.needs.expr] if check.needs is not None else [])
+    for expr in exprs:
+        if _parses(expr):
+            read |= names_used(expr)
+    texts = [check.explain, check.pass_message, check.fail_message, check.hint]
+    if check.needs is not None:
+        texts.append(check.needs.missing)
+    for text in texts:
+        if _template_parses(text):
+            read |= template_names(text)
+    return "baseline_cost" in read
+
+
+def baselines_are_earlier_steps(course: LoadedCourse) -> Iterable[Problem]:
+    """A check's ``baseline_step`` names an earlier step of the course, and a check that reads
+    ``baseline_cost`` has one (without it the name is None and the check errors)."""
+    numbers = {s.number for s in course.steps}
+    for step in course.steps:
+        if step.step is None:
+            continue
+        for i, check in enumerate(step.step.checks):
+            base = check.baseline_step
+            if base is not None and (base >= step.number or base not in numbers):
+                yield _error(
+                    step,
+                    ("checks", i, "baseline_step"),
+                    f"baseline_step {base} is not an earlier step of the course (this is step "
+                    f"{step.number})",
+                )
+            if base is None and _reads_baseline(check):
+                yield _error(
+                    step,
+                    ("checks", i),
+                    "reads baseline_cost without a baseline_step: name the earlier step whose "
+                    "design it compares with",
+                )
+
+
 RULES = [
     check_names_known,
+    baselines_are_earlier_steps,
     checks_say_what_they_need,
     figure_names_known,
     known_bad_checks_exist,

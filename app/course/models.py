@@ -86,6 +86,13 @@ class Check(_Doc):
     needs: Needs | None = Field(
         None, description="What the run must exercise before the check can judge it."
     )
+    baseline_step: int | None = Field(
+        None,
+        ge=1,
+        description="An earlier step's number: the check also sees ``baseline_cost``, the month "
+        "of its scenario for the design as that step judges it (the decisions after it at the "
+        "course's neutral values), so it can judge what the later decisions add.",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -165,8 +165,11 @@ class _Grading:
         self.runs[key] = run
         return run
 
-    def names(self, scenario_name: str | None, design: Design) -> dict[str, Any]:
-        """The names a check sees (app.checks.names) for a scenario, or for none."""
+    def names(
+        self, scenario_name: str | None, design: Design, baseline: _Run | None = None
+    ) -> dict[str, Any]:
+        """The names a check sees (app.checks.names) for a scenario, or for none; ``baseline``:
+        the same scenario's run for the design an earlier step judges (``baseline_cost``)."""
         run = self.run(scenario_name, design) if scenario_name else None
         return {
             "design": design,
@@ -175,7 +178,24 @@ class _Grading:
             "cost": run.cost if run else None,
             "estimate": run.estimate if run else None,
             "budget_usd": self.material.course.budget_usd,
+            "baseline_cost": baseline.cost if baseline else None,
         }
+
+    def baseline(self, check: Check, scenario_name: str | None) -> _Run | None:
+        """The run of ``scenario_name`` for the design step ``check.baseline_step`` judges (the
+        decisions after it at the course's neutral values), or None without one."""
+        earlier = baseline_step(self.material, check)
+        if earlier is None or scenario_name is None:
+            return None
+        return self.run(scenario_name, self.design_for(earlier))
+
+
+def baseline_step(material: CourseMaterial, check: Check) -> LoadedStep | None:
+    """The earlier step ``check.baseline_step`` names, or None (none named, or no such step:
+    lint reports it)."""
+    if check.baseline_step is None:
+        return None
+    return next((s for s in material.loaded.steps if s.number == check.baseline_step), None)
 
 
 def _kind(check: Check) -> CheckKind:
@@ -217,8 +237,11 @@ def _grade_check(
     scenario_name = check.scenario or step_scenario
     if scenario_name and scenario_name not in grading.material.loaded.scenarios:
         return _check_result(check, "error", f"scenario {scenario_name!r} is not in the course", "")
-    names = grading.names(scenario_name, design)
+    baseline = grading.baseline(check, scenario_name)
+    names = grading.names(scenario_name, design, baseline)
     run = grading.run(scenario_name, design) if scenario_name else None
+    if baseline and baseline.failure and not (run and run.failure):
+        return _check_result(check, "error", baseline.failure, "")
     if run and run.failure:
         try:
             needs_run = bool(names_used(check.expr) & {"metrics", "cost"})

@@ -94,3 +94,26 @@ def test_a_rule_that_crashes_is_reported_not_raised(course_dir):
 
 def test_rules_are_a_plain_list_others_can_extend():
     assert all(callable(rule) for rule in RULES) and len(RULES) >= 5
+
+
+def test_a_baseline_must_be_an_earlier_step(course_dir):
+    """Step 1 has no earlier step to compare its bill with; a check that reads baseline_cost
+    without a baseline_step would read None."""
+    ahead = DECIDING_STEP.replace(
+        "    concept: commit-order\n", "    concept: commit-order\n    baseline_step: 1\n"
+    )
+    found = errors_of(course_dir, ahead)
+    assert [(f, m) for _, f, m in found] == [
+        (
+            "checks.0.baseline_step",
+            "baseline_step 1 is not an earlier step of the course (this is step 1)",
+        )
+    ]
+    unnamed = DECIDING_STEP.replace(
+        "expr: metrics.lost == 0", "expr: cost.monthly_usd <= baseline_cost.monthly_usd"
+    )
+    found = errors_of(course_dir, unnamed)
+    assert any(
+        f == "checks.0" and "reads baseline_cost without a baseline_step" in m
+        for _, f, m in found
+    ), found

@@ -11,8 +11,8 @@ from statistics import mean
 import pytest
 
 from simulator import simulate
-from simulator.estimate import estimate
 from simulator.design import Design
+from simulator.estimate import estimate
 from simulator.files import load_design, load_scenario
 from simulator.placement import blocked_partitions
 from simulator.scenario import BrokerLoss, Scenario
