@@ -5,6 +5,7 @@ agent latency score nothing for it (they said "0 calls, 0 refused" and passed be
 from __future__ import annotations
 
 from app.grading.grader import grade, load_material
+from simulator.design import Dedupe
 from simulator.files import load_design
 from tests.course.conftest import STEPS_DIR
 
@@ -150,3 +151,17 @@ def test_a_peak_over_the_tpm_bought_fails_the_model_capacity_check():
     check = _step_checks(short, "agents-tools-model")["model-capacity"]
     assert check.status == "fail"
     assert check.message.startswith("The peak needs 108 % of the TPM you bought")
+
+
+def test_a_crash_that_loses_instead_of_redelivering_does_not_pass_the_dedupe_check():
+    """Auto-commit and no dedupe: the crash loses 36 fetched events and redelivers none, so the
+    duplicate-effect check has nothing to judge (it passed, "0 events were redelivered; 0 effects
+    ran twice", for a design with no dedupe at all)."""
+    design = _known_bad("auto-commit")
+    design = design.model_copy(
+        update={"delivery": design.delivery.model_copy(update={"dedupe": Dedupe.none})}
+    )
+    check = _step_checks(design, "exactly-once-effects")["crash-no-duplicate-effect"]
+    assert check.status == "not_exercised" and check.points == 0
+    assert "no event was redelivered after the crash" in check.message
+    assert "lost instead" in check.message
