@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from app import metrics, simpool
 from app.course.content import LoadedStep
-from app.course.step_design import step_design
+from app.course.step_design import course_design, step_design
 from app.errors import BadInput, Unavailable
 from app.grading.grader import (
     CourseMaterial,
@@ -102,7 +102,8 @@ def wanted_runs(
             out.setdefault((design_sha256(base), wanted), (base, wanted))
     priced = cost_scenario(material, steps)
     if priced is not None:
-        out.setdefault((design_sha256(design), priced), (design, priced))
+        whole = course_design(material.loaded, design)
+        out.setdefault((design_sha256(whole), priced), (whole, priced))
     return out
 
 

@@ -10,6 +10,7 @@ by step exactly as in the browser. Without a reference design the learner's desi
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -87,3 +88,35 @@ def step_design(course: LoadedCourse, step: LoadedStep, design: Design) -> Desig
         return Design.model_validate(base)
     except ValidationError:
         return design
+
+
+def course_design(course: LoadedCourse, design: Design) -> Design:
+    """The design the course judges as a whole: the last step's (every decision of the course is
+    the learner's; a field no step decides is the reference's, as in every step). The bill of a
+    grade and the downloaded design.yaml are this design, so what is priced and kept is what was
+    judged."""
+    steps = [s for s in course.steps if s.step is not None]
+    return step_design(course, steps[-1], design) if steps else design
+
+
+def _leaves(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(tree, dict):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(_leaves(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: tree}
+
+
+def undecided_differences(course: LoadedCourse, design: Design) -> list[str]:
+    """Fields of ``design`` no step of the course decides whose value differs from the one the
+    course judges (the reference's), as ``"state_store.replicas: 0 in the file, 2 judged"``
+    (values as JSON), in field order; empty when they agree (a design.yaml downloaded from the
+    report card holds the judged values)."""
+    judged = _leaves(course_design(course, design).model_dump(mode="json"))
+    mine = _leaves(design.model_dump(mode="json"))
+    return [
+        f"{path}: {json.dumps(mine.get(path))} in the file, {json.dumps(value)} judged"
+        for path, value in judged.items()
+        if path != "name" and mine.get(path) != value
+    ]

@@ -20,7 +20,7 @@ from app.checks.kinds import CheckKind, check_kind
 from app.course.content import LoadedCourse, LoadedStep
 from app.course.loader import load_course
 from app.course.models import Check, Course
-from app.course.step_design import step_design
+from app.course.step_design import course_design, step_design, undecided_differences
 from app.errors import BadInput, Unavailable
 from app.grading.result import (
     CheckResult,
@@ -401,9 +401,11 @@ def grade(
     Raises app.errors.Unavailable when a simulation could not run through no fault of the design
     (a dead worker, a busy pool): that is no grade at all.
 
-    The result's ``cost`` is the bill of ``design`` itself, whole, from its own run of
-    :func:`cost_scenario` (one more simulation when no step judges exactly ``design`` there);
-    None for a grade of part of the course.
+    The result's ``cost`` is the bill of ``design`` as a whole as the course judges it (a field
+    no step decides at the course's value: app.course.step_design.course_design), from its own
+    run of :func:`cost_scenario` (one more simulation when no step judges exactly that design
+    there); None for a grade of part of the course. ``not_judged`` lists the fields of
+    ``design`` that value replaced.
     """
     grading = _Grading(design, material, seed, simulate)
     chosen = material.loaded.steps if only is None else only
@@ -413,9 +415,11 @@ def grade(
     status = _status([s.status for s in steps])
     errors = _refusal_problems(grading)
     # The bill of the learner's design as a whole, from its own run (a step's run is of the
-    # step design: the reference's values for the later steps' fields).
+    # step design: the reference's values for the later steps' fields), as the course judges it:
+    # a field no step decides takes the course's value there too (app.course.step_design).
     priced = cost_scenario(material, chosen)
-    billed = grading.run(priced, design) if priced else None
+    whole = course_design(material.loaded, design)
+    billed = grading.run(priced, whole) if priced else None
     return GradeResult(
         status=status,
         score=round(points / max_points, 4) if max_points else 0.0,
@@ -432,6 +436,7 @@ def grade(
         cost_scenario=priced if billed and billed.cost else None,
         steps=steps,
         errors=errors,
+        not_judged=undecided_differences(material.loaded, design) if only is None else [],
     )
 
 

@@ -130,6 +130,12 @@ class GradeResult(_Out):
         "and retries included); null when there is no cost.",
     )
     errors: list[InputProblem] = Field(default_factory=list)
+    not_judged: list[str] = Field(
+        default_factory=list,
+        description="Fields of the design no step of the course decides whose value differs "
+        "from the course's, each as 'field: value in the file, value judged': every step, and "
+        "the bill, use the course's value (a course judges only what it teaches).",
+    )
     steps: list[StepResult] = Field(default_factory=list)
 
     @property

@@ -85,6 +85,14 @@ def to_text(result: GradeResult) -> str:
     ]
     for problem in result.errors:
         lines += _wrapped("", str(problem), 0)
+    if result.not_judged:
+        lines += _wrapped(
+            "",
+            "No step of the course decides these fields, so every step and the bill use the "
+            "course's value instead of the file's:",
+            0,
+        )
+        lines += [f"    {line}" for line in result.not_judged] + [""]
     for number, step in enumerate(result.steps, start=1):
         mark = _MARK[step.status]
         points = f"{step.points:>3}/{step.max_points:<3}"

@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app import simpool
 from app.course.content import LoadedCourse
+from app.course.step_design import course_design
 from app.deps import (
     CourseDep,
     CsrfDep,
@@ -188,11 +189,13 @@ async def report(
 
 @router.get("/design.yaml", name="download_design")
 def download_design(course: CourseDep, session: SessionDep, user: UserDep) -> Response:
-    """The learner's design as saved, as the design file (contract 1), to keep or grade in CI."""
+    """The learner's design as saved, as the design file (contract 1), to keep or grade in CI:
+    the fields no step decides at the course's values, which every grade uses
+    (app.course.step_design.course_design), so the file holds what was judged."""
     assert course.course is not None
     design, _ = load_design(session, user.id if user else None, course.course.id)
     return Response(
-        dump_yaml(design),
+        dump_yaml(course_design(course, design)),
         media_type="application/yaml",
         headers={"Content-Disposition": 'attachment; filename="design.yaml"'},
     )
