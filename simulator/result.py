@@ -132,6 +132,12 @@ class Metrics(_Out):
         None,
         description="Mean tokens of the model calls of a completed run (input + output).",
     )
+    model_calls_per_run: float | None = Field(
+        None,
+        description="Mean model calls of a completed run: the planned fan-out's, more when "
+        "agents fan out past the plan, fewer when a token budget or a cap on peers stops the "
+        "research.",
+    )
     runs_completed: int | None = Field(
         None, description="Runs requested in the window whose report was applied by its end."
     )

@@ -285,7 +285,7 @@ def _store(design: Design, x: float, y: float, utilisation: float | None) -> Box
     lines = (
         f"primary + {_plural(store.replicas, 'replica')}",
         replication,
-        f"failover {store.failover}, {store.failover_seconds:g} s",
+        f"failover {store.failover}, {store.promote_seconds:g} s",
     )
     top = _cells_top(y, lines)
     shown = min(store.replicas, MAX_INSTANCE_CELLS - 1)

@@ -20,17 +20,24 @@ from simulator.engine.taskgraph import TaskGraph
 from simulator.groups import GROUPS
 
 
+def model_calls_per_run(graph: TaskGraph, done_s: np.ndarray, duration_s: float) -> float | None:
+    """Mean model calls a completed run made (its graph's model-call steps), None when no run
+    completed. ``done_s``: each run's finish time, seconds (inf when unfinished)."""
+    completed = done_s <= duration_s
+    if not completed.any():
+        return None
+    calls = np.bincount(graph.run[graph.kind == 0], minlength=graph.runs)
+    return float(calls[completed].mean())
+
+
 def tokens_per_run(
     graph: TaskGraph, done_s: np.ndarray, duration_s: float, tokens_per_call: int
 ) -> float | None:
     """Mean tokens of the model calls a completed run made (its graph's calls x tokens per call),
     None when no run completed. ``done_s``: each run's finish time, seconds (inf when
     unfinished)."""
-    completed = done_s <= duration_s
-    if not completed.any():
-        return None
-    calls = np.bincount(graph.run[graph.kind == 0], minlength=graph.runs)
-    return sig(float(calls[completed].mean()) * tokens_per_call)
+    calls = model_calls_per_run(graph, done_s, duration_s)
+    return None if calls is None else sig(calls * tokens_per_call)
 
 
 def run_figures(
@@ -74,4 +81,9 @@ def run_figures(
         "publishes_lost": len(world.unpublished),
         "run_work_path_s": sig(float(np.median(critical_paths(graph, 0.0)))) if graph.runs else 0.0,
         "tokens_per_run": tokens_per_run(graph, done, duration_s, tokens_per_call),
+        "model_calls_per_run": _sig_or_none(model_calls_per_run(graph, done, duration_s)),
     }
+
+
+def _sig_or_none(x: float | None) -> float | None:
+    return None if x is None else sig(x)

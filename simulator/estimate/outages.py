@@ -104,7 +104,7 @@ def outage_for(
     if isinstance(fault, ProviderOutage) and group.name == "agent":
         return _provider_outage(fault, group, design, others)
     if isinstance(fault, StateFailover) and group.name == "state":
-        seconds = design.state_store.failover_seconds
+        seconds = design.state_store.promote_seconds
         backlog = backlog_after_outage(group.arrivals_eps, seconds)
         return Outage("state_failover", seconds, backlog, group.capacity_eps)
     if isinstance(fault, Rebalance) and fault.group == group.name:
@@ -304,7 +304,7 @@ def causal_window(
         return [Window(start, start + fault.duration_seconds, 1.0, served, cap * served)]
     if isinstance(fault, StateFailover):
         start = float(fault.at_seconds)
-        seconds = design.state_store.failover_seconds
+        seconds = design.state_store.promote_seconds
         return [Window(start, start + seconds, 1.0, 1.0, cap, retry=design.failures.retry)]
     if isinstance(fault, ProviderOutage):
         return _provider_window(fault, group, design, others)

@@ -1,11 +1,13 @@
 """``state_failover``: the state store's primary is lost at ``at_seconds``.
 
-Writes fail until a replica is promoted, ``state_store.failover_seconds`` later (automatic, about
-30-40 s with a Patroni-style ttl plus loop; manual, minutes). With no replica there is nothing to
-promote and writes stay down for the rest of the window. The state writers treat the failure as
-transient: each retries its write with ``failures.retry``'s backoff (capped, jittered) until the new
-primary answers, never dead-letters it, and commits no offset past it, so the state group's lag
-grows during the failover and drains after (:class:`simulator.faults.transient.TransientRetries`).
+Writes fail until a replica is promoted, ``state_store.promote_seconds`` later: the design's
+``failover_seconds`` (automatic, about 30-40 s with a Patroni-style ttl plus loop), by hand never
+less than ``MANUAL_FAILOVER_MIN_S`` (300 s: someone must be paged first). With no replica there is
+nothing to promote and writes stay down for the rest of the window. The state writers treat the
+failure as transient: each retries its write with ``failures.retry``'s backoff (capped, jittered)
+until the new primary answers, never dead-letters it, and commits no offset past it, so the state
+group's lag grows during the failover and drains after
+(:class:`simulator.faults.transient.TransientRetries`).
 
 What the new primary is missing: with ``replication: sync`` nothing (a write is acknowledged once a
 replica has it); with ``async`` the writes acknowledged in the last ``replication_lag_ms`` before
@@ -78,10 +80,7 @@ class StateFailovers(FaultLayer):
         store = sim.design.state_store
         start = float(fault.at_seconds)
         # With no replica nothing can be promoted: writes stay down past the end of the window.
-        if store.replicas >= 1:
-            end = start + store.failover_seconds
-        else:
-            end = max(sim.duration, start) + 1
+        end = start + store.promote_seconds if store.replicas >= 1 else max(sim.duration, start) + 1
         sim.store.add_outage(start, end)
         lag_s = (
             store.replication_lag_ms / 1000.0 if store.replication is Replication.async_ else 0.0

@@ -155,3 +155,38 @@ def test_step_11_a_rebuild_without_an_append_only_log_says_why_nothing_was_rebui
     assert check.status == "fail"
     assert "step 2's log is not append-only, so it does not hold them" in check.message
     assert "(rebuild from the log: on; append-only event log, step 2: off)" in check.explanation
+
+
+def test_a_token_budget_below_the_plan_fails_the_fan_out_check_with_its_numbers():
+    """A budget under the plan's 36,000 tokens stops each run's research (it passed as "spent
+    25,200 tokens", under the plan, and cut the bill); one under a run's least is named as
+    spent anyway (14,400 tokens against a 1,000 budget)."""
+    budget = "orchestration.token_budget_per_run"
+    cut = _step(_with(_reference(), **{budget: 30000}), "orchestration")
+    check = {c.id: c for c in cut.checks}["fan-out-capped"]
+    assert check.status == "fail"
+    assert check.message.startswith("A run made 14 of its 20 planned model calls (25,200 tokens)")
+    assert "its token budget, 30,000, is below the plan's 36,000 tokens" in check.message
+    assert "a little above the plan's 36,000 tokens" in check.hint
+    tiny = _step(_with(_reference(), **{budget: 1000}), "orchestration")
+    message = {c.id: c for c in tiny.checks}["fan-out-capped"].message
+    assert "A run made 8 of its 20 planned model calls (14,400 tokens)" in message
+    assert "spends more than the budget anyway" in message
+    single = _step(
+        _with(_reference(), **{"orchestration.pattern": "single_agent"}), "orchestration"
+    )
+    assert {c.id: c for c in single.checks}["fan-out-capped"].status == "pass"
+
+
+def test_a_failover_by_hand_is_never_as_quick_as_its_time_to_promote_says():
+    """By hand with 35 s to promote passed the RTO check (writes back in 35 s): the mode changed
+    nothing. Someone must be paged first, so writes are down 300 s, and the text says why."""
+    step = _step(_with(_reference(), **{"state_store.failover": "manual"}), "state-failover")
+    check = {c.id: c for c in step.checks}["failover-automatic"]
+    assert check.status == "fail"
+    refused = _numbers(check.message)[0]
+    assert 290 <= refused <= 300, check.message
+    assert "by hand, 300 s (the on-call engineer is paged first, so not the 35 s" in (
+        check.explanation
+    )
+    assert check.hint.startswith("Fail over automatically")
