@@ -1,0 +1,34 @@
+"""A check's text says what the run shows and points at the decision at fault: a reviewer found
+"expired and were compensated" beside "no compensation ran", "each stopped every partition" for
+a cooperative assignment, and hints recommending the value already chosen."""
+
+from __future__ import annotations
+
+from tests.course.test_failing_texts import _reference, _step, _with
+
+
+def _check(design, step_id: str, check_id: str):
+    return next(c for c in _step(design, step_id).checks if c.id == check_id)
+
+
+def test_step_10_an_expired_approval_is_said_compensated_only_when_compensation_runs():
+    """With compensation "left as they are" the check said approvals "expired and were
+    compensated (0 held)" beside "21 failed sagas were left half done ... no compensation ran"."""
+    design = _with(
+        _reference(), **{"tools.saga.compensation_order": "none", "tools.saga.enabled": False}
+    )
+    check = _check(design, "compensation", "approval-deadline")
+    assert check.status == "pass"
+    assert "compensated" not in check.message.replace("no compensation", "")
+    assert "expires after 24 h" in check.message
+    assert "left as they are" in check.message
+    assert "The 480 s run is shorter than the deadline, so it shows none expire" in check.message
+
+
+def test_step_10_a_deadline_longer_than_the_month_is_not_passed():
+    """A year's deadline passed "expired and were compensated" in a 480 s run."""
+    design = _with(_reference(), **{"tools.saga.approval_deadline_hours": 8760})
+    check = _check(design, "compensation", "approval-deadline")
+    assert check.status == "not_exercised"
+    assert "8,760 h is longer than the 720 h month" in check.message
+    assert "cannot see it expire" in check.message
