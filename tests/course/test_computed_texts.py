@@ -32,3 +32,21 @@ def test_step_10_a_deadline_longer_than_the_month_is_not_passed():
     assert check.status == "not_exercised"
     assert "8,760 h is longer than the 720 h month" in check.message
     assert "cannot see it expire" in check.message
+
+
+def test_step_9_a_cooperative_deploy_names_the_partitions_each_restart_moves():
+    """With cooperative sticky chosen and 4,096 partitions over 8 instances the failure said "each
+    stopped every partition" and hinted "Cooperative sticky assignment moves only what must
+    move"."""
+    design = _with(_reference(), **{"event_log.partitions": 4096})
+    check = _check(design, "worker-crash", "deploy-moves-few-partitions")
+    assert check.status == "fail"
+    assert "every partition" not in check.message
+    assert "512 partitions a restart (4,096 over 8 instances)" in check.message
+    assert "Cooperative sticky" not in check.hint
+    assert "fewer partitions per instance" in check.hint
+    eager = _with(_reference(), **{"consumers.agent.assignment": "range"})
+    check = _check(eager, "worker-crash", "deploy-moves-few-partitions")
+    assert check.status == "fail"
+    assert "each stopped every one of the 96 partitions (range assignment)" in check.message
+    assert check.hint == "Cooperative sticky assignment moves only what must move."
