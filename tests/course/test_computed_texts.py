@@ -50,3 +50,18 @@ def test_step_9_a_cooperative_deploy_names_the_partitions_each_restart_moves():
     assert check.status == "fail"
     assert "each stopped every one of the 96 partitions (range assignment)" in check.message
     assert check.hint == "Cooperative sticky assignment moves only what must move."
+
+
+def test_step_13_a_breaker_that_tries_every_second_is_hinted_at_its_open_interval():
+    """Threshold 5, open 1 s: the failure hinted "A circuit breaker that opens after a handful of
+    failures", the threshold already chosen, though the trial calls (up to 600) were the cause."""
+    design = _with(_reference(), **{"model.circuit_breaker.open_seconds": 1})
+    check = _check(design, "provider-outage", "breaker-opens-fast")
+    assert check.status == "fail"
+    assert "trial call through every 1 s, up to 600 in the 600 s outage" in check.message
+    assert check.hint.startswith("A longer open interval: at 1 s")
+    assert "11 s or more" in check.hint
+    design = _with(_reference(), **{"model.circuit_breaker.failure_threshold": 1000})
+    check = _check(design, "provider-outage", "breaker-opens-fast")
+    assert check.status == "fail"
+    assert check.hint.startswith("A failure threshold of a handful: 1,000 failures")
