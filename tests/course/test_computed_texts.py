@@ -65,3 +65,16 @@ def test_step_13_a_breaker_that_tries_every_second_is_hinted_at_its_open_interva
     check = _check(design, "provider-outage", "breaker-opens-fast")
     assert check.status == "fail"
     assert check.hint.startswith("A failure threshold of a handful: 1,000 failures")
+
+
+def test_step_3_a_retention_shorter_than_the_pause_is_named_and_hinted():
+    """Retention 1 h, reset none: the failure never named the retention against the 48 h pause
+    and the hint recommended auto.offset.reset none, already chosen."""
+    design = _with(
+        _reference(), **{"event_log.retention_hours": 1, "event_log.auto_offset_reset": "none"}
+    )
+    check = _check(design, "event-log", "offset-reset-safe")
+    assert check.status == "fail"
+    assert "the log keeps events 1 h, shorter than the group's 48 h pause" in check.message
+    assert check.hint.startswith("Keep events longer than a group can be away")
+    assert "above 48 h (now 1 h); auto.offset.reset none already" in check.hint
