@@ -78,3 +78,24 @@ def test_step_3_a_retention_shorter_than_the_pause_is_named_and_hinted():
     assert "the log keeps events 1 h, shorter than the group's 48 h pause" in check.message
     assert check.hint.startswith("Keep events longer than a group can be away")
     assert "above 48 h (now 1 h); auto.offset.reset none already" in check.hint
+
+
+def test_step_3_a_ratio_over_its_limit_never_reads_as_the_limit():
+    """arrival_timestamp key: "FAIL ... 1.6 x its critical path" beside "(want 1.6 x at most)"
+    for a median 35.3 s over a 21.4 s critical path (1.65 x)."""
+    from types import SimpleNamespace
+
+    from app.checks.explanations import render_explanation
+    from app.checks.names import FUNCTIONS
+    from tests.course.test_failing_texts import _material
+
+    (step,) = [s.step for s in _material().loaded.steps if s.step and s.step.id == "event-log"]
+    check = next(c for c in step.checks if c.id == "key-keeps-task-order")
+    metrics = SimpleNamespace(
+        order_violations_task=0, run_latency_p50_s=35.3, run_critical_path_s=21.4
+    )
+    names = {"design": _reference(), "metrics": metrics, **FUNCTIONS}
+    text = render_explanation(check.fail_message, names)
+    assert "1.65 x its critical path (want 1.6 x at most)" in text, text
+    metrics.run_latency_p50_s = 34.2
+    assert "1.598 x its critical path." in render_explanation(check.pass_message, names)
