@@ -99,3 +99,20 @@ def test_step_3_a_ratio_over_its_limit_never_reads_as_the_limit():
     assert "1.65 x its critical path (want 1.6 x at most)" in text, text
     metrics.run_latency_p50_s = 34.2
     assert "1.598 x its critical path." in render_explanation(check.pass_message, names)
+
+
+def test_step_9_a_poll_smaller_than_the_partitions_is_said_as_it_is():
+    """max.poll.records 1, interval 1 s: "a full poll of 1 records shared by the 12 partitions
+    ... gives each 1 record", and a hint for fewer records per poll, already 1."""
+    design = _with(
+        _reference(),
+        **{"consumers.agent.max_poll_records": 1, "consumers.agent.max_poll_interval_ms": 1000},
+    )
+    check = _check(design, "worker-crash", "no-rebalance-storm")
+    assert check.status == "fail"
+    assert "1 records" not in check.message
+    assert (
+        "a full poll of 1 record, fewer than the 12 partitions a worker works at once, gives a "
+        "partition at most 1 record of 2.0 s" in check.message
+    )
+    assert check.hint.startswith("A longer max.poll.interval.ms: 1 s is not enough")
