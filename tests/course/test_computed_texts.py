@@ -116,3 +116,16 @@ def test_step_9_a_poll_smaller_than_the_partitions_is_said_as_it_is():
         "partition at most 1 record of 2.0 s" in check.message
     )
     assert check.hint.startswith("A longer max.poll.interval.ms: 1 s is not enough")
+
+
+def test_step_13_calls_still_on_the_fallback_at_the_end_are_said_at_least():
+    """Open 3,600 s: "Calls kept going to the fallback 120 s after the primary was back", where
+    120 s is only where the 900 s run ended (the outage ends at 780 s)."""
+    design = _with(_reference(), **{"model.circuit_breaker.open_seconds": 3600})
+    check = _check(design, "provider-outage", "breaker-closes")
+    assert check.status == "fail"
+    assert (
+        "at least 120 s after the primary was back (until the end of the run)" in check.message
+    )
+    assert "3,600 s open" in check.message
+    assert "3,600 s can keep calls on the fallback" in check.hint
