@@ -129,3 +129,18 @@ def test_step_13_calls_still_on_the_fallback_at_the_end_are_said_at_least():
     )
     assert "3,600 s open" in check.message
     assert "3,600 s can keep calls on the fallback" in check.hint
+
+
+def test_step_3_a_loss_with_acks_0_is_not_called_acknowledged():
+    """acks=0: "The broker loss took 6 acknowledged events from the log", though with acks=0
+    nothing is acknowledged."""
+    design = _with(
+        _reference(), **{"event_log.acks": "0", "event_log.enable_idempotence": False}
+    )
+    check = _check(design, "event-log", "broker-loss-nothing-lost")
+    assert check.status == "fail"
+    assert "acknowledged event" not in check.message
+    assert "written event" in check.message and "with acks=0 no write is acknowledged" in (
+        check.message
+    )
+    assert "acks=0" in check.hint
