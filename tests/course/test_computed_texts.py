@@ -144,3 +144,14 @@ def test_step_3_a_loss_with_acks_0_is_not_called_acknowledged():
         check.message
     )
     assert "acks=0" in check.hint
+
+
+def test_step_4_expired_dedupe_records_are_named_with_the_retention():
+    """Retention 0 h: "16 of 52 redelivered events applied their effects a second time" hinted
+    "Insert the event id in the effect's transaction", which the design already does."""
+    design = _with(_reference(), **{"delivery.dedupe_key_retention_hours": 0})
+    check = _check(design, "exactly-once-effects", "crash-no-duplicate-effect")
+    assert check.status == "fail"
+    assert "dedupe record already expired, processed event ids being kept 0 h" in check.message
+    assert check.hint.startswith("Keep processed event ids longer than an event can come back")
+    assert "(now 0 h)" in check.hint
