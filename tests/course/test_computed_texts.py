@@ -155,3 +155,16 @@ def test_step_4_expired_dedupe_records_are_named_with_the_retention():
     assert "dedupe record already expired, processed event ids being kept 0 h" in check.message
     assert check.hint.startswith("Keep processed event ids longer than an event can come back")
     assert "(now 0 h)" in check.hint
+
+
+def test_step_2_the_outbox_pass_claims_no_publish_the_run_did_not_see():
+    """Relay poll 600,000 ms: "Every crashed worker's last step was published" beside "500 runs
+    unfinished at the end"."""
+    design = _with(_reference(), **{"data_model.outbox_relay_poll_interval_ms": 600000})
+    check = _check(design, "data-model", "outbox")
+    assert check.status == "pass"
+    assert "was published" not in check.message
+    assert "No crashed worker's committed step lost its next event (0 lost)" in check.message
+    assert "500 runs were unfinished when the window ended, none for a lost publish" in (
+        check.message
+    )
