@@ -168,3 +168,16 @@ def test_step_2_the_outbox_pass_claims_no_publish_the_run_did_not_see():
     assert "500 runs were unfinished when the window ended, none for a lost publish" in (
         check.message
     )
+
+
+def test_step_5_a_ttl_shorter_than_the_wait_is_named():
+    """TTL 0.01 h: "17 calls abandoned by the crash were paid again" never named the 36 s TTL
+    against the 180 s the calls waited."""
+    design = _with(_reference(), **{"model.cache.ttl_hours": 0.01})
+    check = _check(design, "agents-tools-model", "response-cache")
+    assert check.status == "fail"
+    assert (
+        "the cache keeps an answer 36 s (0.01 h), shorter than the 180 s the calls waited"
+        in check.message
+    )
+    assert check.hint.startswith("A TTL longer than the 180 s wait before a repeat (now 36 s)")
