@@ -5,8 +5,9 @@ Every check, explanation and step figure is evaluated over the same names:
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
   ``estimate`` (simulator.estimate.Estimate, or None), ``budget_usd`` (float, US dollars/month);
-- the functions min, max, abs, round, len, ``fmt(x, digits=1, limit=None)``, ``plural(n, noun, nouns=None)``
-  (a count with its noun: "1 event", "3,507 events"), ``pct(part, whole, limit)`` and
+- the functions min, max, abs, round, len, ``fmt(x, digits=1, limit=None)``,
+  ``plural(n, noun, nouns=None)`` (a count with its noun: "1 event", "3,507 events"),
+  ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
   verdict beside them), ``cost_groups(cost)`` (the bill's dollars per group, largest first:
   app.checks.cost_groups) and ``cost_changes(cost, baseline)`` (what moved between two bills,

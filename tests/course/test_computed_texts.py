@@ -124,9 +124,7 @@ def test_step_13_calls_still_on_the_fallback_at_the_end_are_said_at_least():
     design = _with(_reference(), **{"model.circuit_breaker.open_seconds": 3600})
     check = _check(design, "provider-outage", "breaker-closes")
     assert check.status == "fail"
-    assert (
-        "at least 120 s after the primary was back (until the end of the run)" in check.message
-    )
+    assert "at least 120 s after the primary was back (until the end of the run)" in check.message
     assert "3,600 s open" in check.message
     assert "3,600 s can keep calls on the fallback" in check.hint
 
@@ -134,9 +132,7 @@ def test_step_13_calls_still_on_the_fallback_at_the_end_are_said_at_least():
 def test_step_3_a_loss_with_acks_0_is_not_called_acknowledged():
     """acks=0: "The broker loss took 6 acknowledged events from the log", though with acks=0
     nothing is acknowledged."""
-    design = _with(
-        _reference(), **{"event_log.acks": "0", "event_log.enable_idempotence": False}
-    )
+    design = _with(_reference(), **{"event_log.acks": "0", "event_log.enable_idempotence": False})
     check = _check(design, "event-log", "broker-loss-nothing-lost")
     assert check.status == "fail"
     assert "acknowledged event" not in check.message
