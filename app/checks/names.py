@@ -5,8 +5,9 @@ Every check, explanation and step figure is evaluated over the same names:
 - ``design`` (simulator.design.Design), ``scenario`` (simulator.scenario.Scenario or None),
   ``metrics`` (simulator.result.Metrics or None), ``cost`` (simulator.result.Cost or None),
   ``estimate`` (simulator.estimate.Estimate, or None), ``budget_usd`` (float, US dollars/month);
-- the functions min, max, abs, round, len, ``fmt(x, digits=1)``, ``plural(n, noun, nouns=None)``
-  (a count with its noun: "1 event", "3,507 events"), ``pct(part, whole, limit)`` and
+- the functions min, max, abs, round, len, ``fmt(x, digits=1, limit=None)``,
+  ``plural(n, noun, nouns=None)`` (a count with its noun: "1 event", "3,507 events"),
+  ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
   verdict beside them), ``cost_groups(cost)`` (the bill's dollars per group, largest first:
   app.checks.cost_groups) and ``cost_changes(cost, baseline)`` (what moved between two bills,
@@ -36,11 +37,13 @@ from simulator.result import Cost, Metrics
 from simulator.scenario import Scenario
 
 
-def fmt(value: Any, digits: int = 1) -> str:
+def fmt(value: Any, digits: int = 1, limit: float | None = None) -> str:
     """A number for an explanation: ``fmt(12960)`` -> ``12,960``, ``fmt(83.333)`` -> ``83.3``.
 
     Integers get thousands separators; floats ``digits`` decimals (0 for whole units); None
-    reads ``n/a``; anything else is shown as text (enum members by their value).
+    reads ``n/a``; anything else is shown as text (enum members by their value). With ``limit``
+    (the threshold a verdict compares the float with) the decimals grow until the printed figure
+    sits on the same side of it as the true one: ``fmt(1.6497, 1, 1.6)`` -> ``1.65``, not ``1.6``.
     """
     if value is None:
         return "n/a"
@@ -51,7 +54,10 @@ def fmt(value: Any, digits: int = 1) -> str:
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return "never" if value > 0 else "n/a"
-        return f"{value:,.{max(int(digits), 0)}f}"
+        shown = max(int(digits), 0)
+        if limit is not None:
+            shown = _digits_for(value, float(limit), shown)
+        return f"{value:,.{shown}f}"
     if isinstance(value, Enum):
         return str(value.value)
     return str(value)
