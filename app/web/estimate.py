@@ -21,6 +21,7 @@ from app.grading.grader import CourseMaterial
 from app.web.forms import read_decisions
 from app.web.step_request import StepDep
 from app.web.templating import render
+from simulator.closed_forms.queueing import saturated
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import Estimate, estimate
@@ -67,6 +68,12 @@ class EstimateView:
         if e.drain_group is None or e.drain_seconds is None or self.critical_path_s is None:
             return False
         return 0.5 <= e.backlog <= self.headroom_eps * self.critical_path_s
+
+    @property
+    def unbounded(self) -> bool:
+        """True when the bottleneck group gets as much as it can take or more (load and no
+        capacity included): its queue grows without bound, so events in flight have no figure."""
+        return saturated(self.estimate.utilisation)
 
     @property
     def headroom_eps(self) -> float:

@@ -52,7 +52,9 @@ def test_the_panel_shows_the_closed_form_figures_of_the_typed_values(
     shown = figures(response)
     assert shown["Capacity"].startswith(eps(expected.capacity_eps))
     assert shown["Utilisation"].startswith(percent(expected.utilisation))
-    assert shown["Events in flight"].startswith(f"{expected.in_flight:.1f}")
+    # 625 % busy: the queue grows without bound, so no figure for events in flight.
+    assert expected.utilisation > 1
+    assert shown["Events in flight"].startswith("no bound")
     drain = duration(expected.drain_seconds) if expected.drain_seconds is not None else "never"
     assert shown["Drain time"].startswith(drain)
     assert shown["Monthly cost"].startswith(f"{usd_short(cost.monthly_usd)} of $85k budget")
@@ -167,3 +169,38 @@ def test_a_backlog_taken_as_the_runs_resume_reads_why_its_drain_is_0(client):
         "beyond normal"
     )
     assert "behind" not in drain
+
+
+def _panel(client, slug: str, design_yaml: bytes, **fields: str) -> dict[str, str]:
+    token = csrf_of(soup(client.get(f"/steps/{slug}")))
+    uploaded = client.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("design.yaml", design_yaml, "application/yaml")},
+        follow_redirects=False,
+    )
+    assert uploaded.status_code == 303
+    form = step_form(client, slug, **fields)
+    return figures(client.post(f"/steps/{slug}/estimate", data=form, headers=HX))
+
+
+def test_a_saturated_design_has_no_figure_for_events_in_flight(client):
+    """Step 5 with a TPM the peak overruns (108 %): the queue grows without bound, so the panel
+    says so instead of a finite 23.2 events in flight; 0 agent instances (step 7) the same."""
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
+    shown = _panel(client, "agents-tools-model", reference, model__primary__tpm="1000000")
+    assert shown["Utilisation"].startswith("108 %")
+    assert shown["Events in flight"] == (
+        "no bound the agent group gets more than it can take (108 %), so its queue grows for as "
+        "long as the load lasts"
+    )
+    shown = _panel(client, "evening-peak", reference, consumers__agent__instances="0")
+    assert shown["Events in flight"].startswith("no bound")
+    assert "(no capacity)" in shown["Events in flight"]
+    assert not any(ch.isdigit() for ch in shown["Events in flight"].split("(")[0])
+
+
+def test_a_design_with_headroom_shows_events_in_flight(client):
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
+    shown = _panel(client, "agents-tools-model", reference)
+    assert shown["Events in flight"] == "23.2 arrivals × step time, every group"
