@@ -277,17 +277,17 @@ def _providers(
     }
     known = {name: u for name, u in simulated.items() if u is not None}
     load = estimate.model if estimate else None
+    use: float | None = None
+    label = "no load yet"
     if known:
         # The tightest limit by name: the three do not fit on the meter's line (SIDE_WIDTH).
         tightest = max(known, key=lambda name: known[name])
-        use: float | None = known[tightest]
-        label = _limit_label(use, tightest, "last run")
+        top = known[tightest]
+        use, label = top, _limit_label(top, tightest, "last run")
     elif load is not None:
         rpm, tpm = load.rpm_utilisation, load.tpm_utilisation
-        tightest, use = ("TPM", tpm) if tpm > rpm else ("RPM", rpm)
-        label = _limit_label(use, tightest, "estimate")
-    else:
-        use, label = None, "no load yet"
+        tightest, top = ("TPM", tpm) if tpm > rpm else ("RPM", rpm)
+        use, label = top, _limit_label(top, tightest, "estimate")
     meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, use, label)
     title = "Model providers"
     return Box("model-providers", x, y, SIDE_WIDTH, GROUP_HEIGHT, title, lines, (), meter)
@@ -394,9 +394,7 @@ def architecture(
     providers = _providers(design, SIDE_X, rows[0], estimate, metrics)
     # The fleet and the store are judged by their own ceilings, not their consumer group's.
     runners = _limit_use(design, metrics, estimate, "tool", LimitingFactor.tool_runners)
-    writes = _limit_use(
-        design, metrics, estimate, "state", LimitingFactor.state_write_capacity
-    )
+    writes = _limit_use(design, metrics, estimate, "state", LimitingFactor.state_write_capacity)
     fleet = _tools(design, SIDE_X, rows[1], runners)
     store = _store(design, SIDE_X, rows[2], writes)
     middle = GROUP_HEIGHT / 2

@@ -84,9 +84,7 @@ def test_zero_tool_runners_have_no_capacity(material):
 def test_zero_agent_instances_have_no_capacity(material):
     design = _design(material, consumers__agent__instances=0)
     limits = {"partitions": 0.21, "instances x concurrency": UTILISATION_CAP, "RPM": 0.5}
-    metrics = Metrics.model_construct(
-        by_group={"agent": _group(UTILISATION_CAP, 0.0, limits)}
-    )
+    metrics = Metrics.model_construct(by_group={"agent": _group(UTILISATION_CAP, 0.0, limits)})
     step, names = _names(material, "evening-peak", design, metrics)
     fail, explain = _texts(step, "peak-utilisation", names)
     assert "100,000" not in fail + explain
