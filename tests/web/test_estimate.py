@@ -13,7 +13,7 @@ from app.web.formatting import duration, eps, percent, usd_short
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import estimate
-from simulator.files import load_design
+from simulator.files import load_design, load_model
 from tests.factories import REPO_STEPS
 from tests.web.html import csrf_of, soup
 from tests.web.learner import HX, rows, step_form, words
@@ -204,3 +204,49 @@ def test_a_design_with_headroom_shows_events_in_flight(client):
     reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
     shown = _panel(client, "agents-tools-model", reference)
     assert shown["Events in flight"] == "23.2 arrivals × step time, every group"
+
+
+def _drain_of(client, slug: str, **design_fields: str) -> tuple[str, object]:
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_text()
+    text = reference
+    for old, new in design_fields.items():
+        assert old in text
+        text = text.replace(old, new)
+    shown = _panel(client, slug, text.encode())
+    material = load_material(REPO_STEPS)
+    step = next(s for s in material.loaded.steps if s.slug == slug)
+    view = estimate_view(load_model(Design, text, "design.yaml"), material, step)
+    return shown["Drain time"], view
+
+
+def test_the_drain_names_the_backlog_it_is_counted_from(client):
+    """Step 4's instance crash comes twice: 600 agent calls behind after the first, 318 left when
+    the second ends, and the 34 s drain is counted from then. The panel said "34 s 600 events
+    behind", which 13.1/s of headroom takes 46 s to work off; it names both backlogs."""
+    drain, view = _drain_of(client, "exactly-once-effects")
+    e = view.estimate
+    assert e.backlog == 600 and view.backlog_at_end is not None
+    assert 300 < view.backlog_at_end < 330 and not view.kept_up
+    assert drain == (
+        f"{duration(e.drain_seconds)} {view.backlog_at_end:,.0f} events behind in the agent "
+        "group when the last fault ends (of 600 at the worst, worked off in part between the "
+        f"faults), worked off at {eps(view.headroom_eps)} of headroom"
+    )
+    assert e.drain_seconds >= view.backlog_at_end / view.headroom_eps
+
+
+def test_a_short_drain_beside_a_large_backlog_says_the_queues_took_it(client):
+    """Keyed by run: 253 calls are left when step 4's second crash ends, which 13.1/s of headroom
+    takes as the runs resume over one critical path (20 s), so the estimate's drain is the 4 s
+    before the held runs move. The panel said "4 s 600 events behind in the agent group"."""
+    drain, view = _drain_of(
+        client, "exactly-once-effects", **{"partition_key: task_id": "partition_key: run_id"}
+    )
+    assert view.kept_up and view.estimate.drain_seconds is not None
+    assert view.estimate.drain_seconds < 5
+    assert "600 events behind" not in drain
+    assert (
+        f"the {view.backlog_at_end:,.0f} agent events the faults still hold when the last ends "
+        "(of 600 at the worst) reach the queues as the stalled runs resume"
+    ) in drain
+    assert view.backlog_at_end <= view.headroom_eps * view.critical_path_s
