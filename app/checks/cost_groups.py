@@ -19,6 +19,22 @@ _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 holds; simulator.cost names the components."""
 
 
+_WITH: tuple[tuple[str, str], ...] = (
+    ("fallback_provider", "the fallback's"),
+    ("repeats_", "paid repeats"),
+    ("broker_storage", "their storage"),
+)
+"""Lines a group holds beside its main one, with the words its label adds for them ("tokens,
+with the fallback's"), so that the group's dollars never read as its main line's alone."""
+
+
+def _with_words(component: str) -> str | None:
+    for name, words in _WITH:
+        if component == name or (name.endswith("_") and component.startswith(name)):
+            return words
+    return None
+
+
 def _group_of(component: str) -> tuple[str, str]:
     for key, label, names in _GROUPS:
         for name in names:
@@ -31,14 +47,27 @@ def cost_groups(cost: Cost) -> list[tuple[str, str, float]]:
     """``cost``'s dollars a month per group as ``(key, label, usd)``, largest first (ties in
     the order of the groups): ``cost_groups(cost)[0]`` is what most of the bill is. Keys are
     ``tokens``, ``state_store``, ``checkpoints``, ``tool_runners``, ``workers``, ``brokers``, or
-    a component's own name when it belongs to none of them."""
+    a component's own name when it belongs to none of them. A label names the lines the group
+    holds beside its main one when they come to half a dollar or more: "tokens, with the
+    fallback's and paid repeats", "brokers, with their storage"."""
     totals: dict[tuple[str, str], float] = {}
+    extras: dict[tuple[str, str], list[str]] = {}
     for component, amount in cost.by_component.items():
         group = _group_of(component)
         totals[group] = totals.get(group, 0.0) + amount
+        words = _with_words(component)
+        if words is not None and amount >= 0.5 and words not in extras.setdefault(group, []):
+            extras[group].append(words)
     order = {key: i for i, (key, _, _) in enumerate(_GROUPS)}
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1], order.get(kv[0][0], len(order))))
-    return [(key, label, round(amount, 2)) for (key, label), amount in ranked]
+    return [
+        (key, _label(label, extras.get((key, label), [])), round(amount, 2))
+        for (key, label), amount in ranked
+    ]
+
+
+def _label(label: str, extras: list[str]) -> str:
+    return f"{label}, with {' and '.join(extras)}" if extras else label
 
 
 _COMPONENT_LABELS: dict[str, str] = {

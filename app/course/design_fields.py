@@ -76,6 +76,11 @@ class DesignField:
         return self._bound("ge", "gt")
 
     @property
+    def minimum_exclusive(self) -> bool:
+        """True when the lower bound is exclusive (gt): the minimum itself is refused."""
+        return self._bound("ge") is None and self._bound("gt") is not None
+
+    @property
     def maximum(self) -> float | None:
         """The upper bound (le or lt) of a number field, or None."""
         return self._bound("le", "lt")

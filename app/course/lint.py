@@ -118,6 +118,15 @@ def _range_problems(decision: Decision, spec: DesignField) -> list[tuple[str, st
     if decision.min is not None and spec.minimum is not None and decision.min < spec.minimum:
         found.append(("min", f"min {decision.min:g} is below the design's own minimum "
                              f"{spec.minimum:g} for {decision.field}"))  # fmt: skip
+    elif (
+        decision.min is not None
+        and spec.minimum is not None
+        and spec.minimum_exclusive
+        and decision.min <= spec.minimum
+    ):
+        found.append(("min", f"min {decision.min:g} is not above the design's own exclusive "
+                             f"minimum {spec.minimum:g} for {decision.field} (it must be "
+                             f"greater than {spec.minimum:g})"))  # fmt: skip
     if decision.max is not None and spec.maximum is not None and decision.max > spec.maximum:
         found.append(("max", f"max {decision.max:g} is above the design's own maximum "
                              f"{spec.maximum:g} for {decision.field}"))  # fmt: skip

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.web.formatting import level, percent
-from simulator.capacity import LimitingFactor
+from simulator.capacity import LimitingFactor, capacity_limits
 from simulator.design import ConsumerGroup, Design
 from simulator.estimate import Estimate
 from simulator.groups import GROUPS, GroupName
@@ -161,14 +161,22 @@ def _utilisations(
 
 
 def _limit_use(
-    metrics: Metrics | None, estimate: Estimate | None, group: str, limit: LimitingFactor
+    design: Design,
+    metrics: Metrics | None,
+    estimate: Estimate | None,
+    group: str,
+    limit: LimitingFactor,
 ) -> float | None:
     """How much of one capacity ceiling of ``group`` the load uses (a fraction; ``math.inf`` for
-    a ceiling of nothing): the simulation's figure when there is one, else the estimate's
-    arrivals over that ceiling; None when neither knows it."""
+    a ceiling of nothing, which the simulation reports as its cap, UTILISATION_CAP): the
+    simulation's figure when there is one, else the estimate's arrivals over that ceiling; None
+    when neither knows it."""
     if metrics is not None and metrics.by_group:
         found = metrics.by_group.get(group)
-        return None if found is None else found.limits_utilisation.get(limit.value)
+        use = None if found is None else found.limits_utilisation.get(limit.value)
+        if use is not None and _no_ceiling(design, group, limit):
+            return math.inf
+        return use
     if estimate is None or group not in estimate.by_group:
         return None
     figures = estimate.by_group[group]
@@ -176,6 +184,12 @@ def _limit_use(
     if ceiling is None:
         return None
     return figures.arrivals_eps / ceiling if ceiling > 0 else math.inf
+
+
+def _no_ceiling(design: Design, group: str, limit: LimitingFactor) -> bool:
+    """True when the design sets ``limit`` of ``group`` at nothing (0 runners, 0 instances, an
+    RPM of 0): any step time, any tokens per call."""
+    return capacity_limits(design, group, 1.0, 1).get(limit.value, 1.0) <= 0
 
 
 def _event_log(design: Design, x: float, height: float, timeseries: Timeseries | None) -> Box:
@@ -227,8 +241,23 @@ def _busy(utilisation: float | None) -> str:
     if utilisation is None:
         return "utilisation not known yet"
     if math.isinf(utilisation):
-        return "no capacity: nothing can process the load"
+        return "no capacity: 0 slots"
     return f"{percent(utilisation)} busy ({level(utilisation)})"
+
+
+_LIMIT_WORDS = {
+    LimitingFactor.rpm: "RPM",
+    LimitingFactor.tpm: "TPM",
+    LimitingFactor.provider_concurrency: "concurrency",
+}
+
+
+def _limit_label(use: float, tightest: str, source: str) -> str:
+    """The provider meter's words, short enough for its line: the share of the tightest limit
+    used, by name ("43 % of TPM (last run)"), or that the limit is nothing."""
+    if math.isinf(use):
+        return f"no capacity: {tightest} 0 ({source})"
+    return f"{percent(use)} of {tightest} ({source})"
 
 
 def _providers(
@@ -243,15 +272,22 @@ def _providers(
         f" · breaker {'on' if model.circuit_breaker.enabled else 'off'}",
     )
     limits = (LimitingFactor.rpm, LimitingFactor.tpm, LimitingFactor.provider_concurrency)
-    simulated = [_limit_use(metrics, None, "agent", limit) for limit in limits]
-    known = [u for u in simulated if u is not None]
+    simulated = {
+        _LIMIT_WORDS[limit]: _limit_use(design, metrics, None, "agent", limit) for limit in limits
+    }
+    known = {name: u for name, u in simulated.items() if u is not None}
+    load = estimate.model if estimate else None
+    use: float | None = None
+    label = "no load yet"
     if known:
-        use: float | None = max(known)
-        label = f"{percent(use)} of RPM/TPM/concurrency (last run)"
-    else:
-        load = estimate.model if estimate else None
-        use = max(load.rpm_utilisation, load.tpm_utilisation) if load else None
-        label = f"{percent(use)} of RPM/TPM (estimate)" if use is not None else "no load yet"
+        # The tightest limit by name: the three do not fit on the meter's line (SIDE_WIDTH).
+        tightest = max(known, key=lambda name: known[name])
+        top = known[tightest]
+        use, label = top, _limit_label(top, tightest, "last run")
+    elif load is not None:
+        rpm, tpm = load.rpm_utilisation, load.tpm_utilisation
+        tightest, top = ("TPM", tpm) if tpm > rpm else ("RPM", rpm)
+        use, label = top, _limit_label(top, tightest, "estimate")
     meter = Meter(x + 8, y + GROUP_HEIGHT - 17, SIDE_WIDTH - 16, use, label)
     title = "Model providers"
     return Box("model-providers", x, y, SIDE_WIDTH, GROUP_HEIGHT, title, lines, (), meter)
@@ -357,8 +393,8 @@ def architecture(
     )
     providers = _providers(design, SIDE_X, rows[0], estimate, metrics)
     # The fleet and the store are judged by their own ceilings, not their consumer group's.
-    runners = _limit_use(metrics, estimate, "tool", LimitingFactor.tool_runners)
-    writes = _limit_use(metrics, estimate, "state", LimitingFactor.state_write_capacity)
+    runners = _limit_use(design, metrics, estimate, "tool", LimitingFactor.tool_runners)
+    writes = _limit_use(design, metrics, estimate, "state", LimitingFactor.state_write_capacity)
     fleet = _tools(design, SIDE_X, rows[1], runners)
     store = _store(design, SIDE_X, rows[2], writes)
     middle = GROUP_HEIGHT / 2

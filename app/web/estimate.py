@@ -21,11 +21,14 @@ from app.grading.grader import CourseMaterial
 from app.web.forms import read_decisions
 from app.web.step_request import StepDep
 from app.web.templating import render
+from simulator.closed_forms.queueing import saturated
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import Estimate, estimate
+from simulator.estimate.recovery import Recovery
 from simulator.estimate.runs import critical_path_s
 from simulator.fan_out import run_tasks
+from simulator.groups import GroupName
 from simulator.result import Cost
 
 router = APIRouter()
@@ -45,6 +48,25 @@ class EstimateView:
     """With causal runs, one run's critical path if nothing queued, seconds: the time over which
     the runs a fault stalled release its backlog as they resume (the estimate's "Released in
     order", simulator.estimate.recovery); None for open-loop events."""
+    backlog_at_end: float | None = None
+    """With causal runs, the drain group's backlog when the last fault ends, which the drain
+    starts from (simulator.estimate.recovery); the estimate's ``backlog`` is the largest it
+    reached, which a scenario of several faults may have worked off in part between them. None
+    for open-loop events: the worst outage's backlog is then the one that drains."""
+
+    @property
+    def drain_backlog(self) -> float:
+        """The backlog the drain time is counted for: the drain group's when the last fault
+        ends; the largest one for open-loop events, or when none is left then (the queues took
+        it all as the runs resumed, before the last fault window closed)."""
+        at_end = self.backlog_at_end
+        return self.estimate.backlog if at_end is None or at_end < 0.5 else at_end
+
+    @property
+    def worked_off_before(self) -> bool:
+        """True when the largest backlog is larger than the one the drain is counted for (by at
+        least one event): the faults' queues worked part of it off before the last ended."""
+        return self.estimate.backlog >= self.drain_backlog + 1
 
     @property
     def over_budget(self) -> bool:
@@ -66,7 +88,13 @@ class EstimateView:
         e = self.estimate
         if e.drain_group is None or e.drain_seconds is None or self.critical_path_s is None:
             return False
-        return 0.5 <= e.backlog <= self.headroom_eps * self.critical_path_s
+        return 0.5 <= self.drain_backlog <= self.headroom_eps * self.critical_path_s
+
+    @property
+    def unbounded(self) -> bool:
+        """True when the bottleneck group gets as much as it can take or more (load and no
+        capacity included): its queue grows without bound, so events in flight have no figure."""
+        return saturated(self.estimate.utilisation)
 
     @property
     def headroom_eps(self) -> float:
@@ -90,11 +118,14 @@ def estimate_view(
         return None
     design = step_design(material.loaded, step, design)
     cost = monthly_cost(design, scenario, material.pricing, budget_usd=material.course.budget_usd)
-    figures = estimate(design, scenario)
+    recoveries: dict[GroupName, Recovery] = {}
+    figures = estimate(design, scenario, recoveries=recoveries)
     critical = None
     if scenario.load.run_model == "causal" and figures.runs_per_second:
         critical = critical_path_s(design, scenario.load, run_tasks(design, scenario.load))
-    return EstimateView(name, figures, cost, bool(scenario.faults), problems, critical)
+    drained = recoveries.get(figures.drain_group) if figures.drain_group else None
+    at_end = drained.backlog if drained is not None else None
+    return EstimateView(name, figures, cost, bool(scenario.faults), problems, critical, at_end)
 
 
 def _labelled(step: LoadedStep, errors: dict[str, str]) -> tuple[str, ...]:

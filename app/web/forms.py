@@ -81,10 +81,13 @@ def _options(decision: Decision, current: str) -> list[Option]:
 
 @dataclass(frozen=True)
 class Bounds:
-    """The range a number field accepts, inclusive at both ends (None: unbounded)."""
+    """The range a number field accepts, inclusive at both ends unless ``min_exclusive`` (None:
+    unbounded)."""
 
     min: float | None
     max: float | None
+    min_exclusive: bool = False
+    """True when ``min`` itself is refused (the design's bound is gt, not ge)."""
 
     def refusal(self, value: float, unit: str, typed: str | None = None) -> str | None:
         """Why ``value`` is out of range, in the learner's unit, or None when it is in range.
@@ -92,6 +95,8 @@ class Bounds:
         99999999999999999999 as 100,000,000,000,000,000,000)."""
         unit_text = f" {unit}" if unit else ""
         got = typed.strip() if typed is not None and typed.strip() else _number_text(value)
+        if self.min is not None and self.min_exclusive and value <= self.min:
+            return f"Enter more than {_number_text(self.min)}{unit_text}; got {got}."
         if self.min is not None and value < self.min:
             return f"Enter at least {_number_text(self.min)}{unit_text}; got {got}."
         if self.max is not None and value > self.max:
@@ -109,10 +114,9 @@ def field_bounds(decision: Decision) -> Bounds:
     The form shows it (the input's min and max) and read_decisions enforces it, so a value the
     form would not offer is refused by the server too (the form has ``novalidate``)."""
     spec = design_field(decision.field)
-    return Bounds(
-        decision.min if decision.min is not None else spec.minimum,
-        decision.max if decision.max is not None else spec.maximum,
-    )
+    low = decision.min if decision.min is not None else spec.minimum
+    exclusive = spec.minimum_exclusive and low is not None and low == spec.minimum
+    return Bounds(low, decision.max if decision.max is not None else spec.maximum, exclusive)
 
 
 def build_fields(
@@ -147,9 +151,7 @@ def build_fields(
                 unit=decision.unit,
                 widget=decision.widget,
                 value=value,
-                options=_options(decision, value)
-                if decision.widget in ("select", "radio")
-                else [],
+                options=_options(decision, value) if decision.widget in ("select", "radio") else [],
                 min=bounds.min,
                 max=bounds.max,
                 step=decision.step

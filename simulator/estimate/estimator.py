@@ -31,7 +31,7 @@ from simulator.design import Acks, Design, ModelProvider, Replication
 from simulator.estimate.figures import Estimate, GroupEstimate, ModelLoad
 from simulator.estimate.held import RunWork
 from simulator.estimate.outages import GroupUnderLoad, Outage, causal_window, outage_for
-from simulator.estimate.recovery import Spread, causal_recovery, partition_drain_s
+from simulator.estimate.recovery import Recovery, Spread, causal_recovery, partition_drain_s
 from simulator.estimate.runs import (
     busiest_key_backlog,
     critical_path_s,
@@ -46,7 +46,9 @@ from simulator.poison import PoisonStall, poison_stall_for_design
 from simulator.scenario import BrokerLoss, Load, Poison, Scenario, StateFailover
 
 
-def estimate(design: Design, scenario: Scenario) -> Estimate:
+def estimate(
+    design: Design, scenario: Scenario, *, recoveries: dict[GroupName, Recovery] | None = None
+) -> Estimate:
     """Closed-form figures for ``design`` under ``scenario``: per consumer group arrivals,
     capacity, utilisation, in-flight events, per-partition wait, backlog after the scenario's
     outages and the time to drain it, the bottleneck and what limits it, and the model load.
@@ -67,13 +69,17 @@ def estimate(design: Design, scenario: Scenario) -> Estimate:
     The agent step time stands for a model call's latency when the provider's concurrency limit
     is applied. Deterministic scenarios (even arrivals, constant step times) have no queueing
     wait below saturation. Never raises for a valid design and scenario.
+
+    ``recoveries``, when given, receives each group's causal recovery as the figures take it
+    (:func:`simulator.estimate.recovery.causal_recovery`): the backlog left when the last
+    fault ends, which the drain starts from, beside the largest (the figures' ``backlog``).
     """
     load = scenario.load
     arrivals, fan, runs = mean_arrivals_eps(design, load)
     groups = {name: _group_estimate(design, scenario, name, arrivals[name]) for name in GROUPS}
     tasks = run_tasks(design, load) if load.run_model == "causal" and runs else None
     if tasks is not None:
-        _causal_recoveries(design, scenario, groups, tasks)
+        _causal_recoveries(design, scenario, groups, tasks, recoveries)
     bottleneck: GroupName = "agent"
     for name in GROUPS:
         if groups[name].utilisation > groups[bottleneck].utilisation:
@@ -164,7 +170,11 @@ def _bursts(scenario: Scenario, tasks: RunTasks | None) -> tuple[float, float]:
 
 
 def _causal_recoveries(
-    design: Design, scenario: Scenario, groups: dict[GroupName, GroupEstimate], tasks: RunTasks
+    design: Design,
+    scenario: Scenario,
+    groups: dict[GroupName, GroupEstimate],
+    tasks: RunTasks,
+    recoveries: dict[GroupName, Recovery] | None = None,
 ) -> None:
     """For causal runs, every group's backlog and drain after the scenario's faults by
     :mod:`simulator.estimate.recovery` (a fault anywhere stalls runs, so every group's work
@@ -204,6 +214,8 @@ def _causal_recoveries(
         g.backlog_per_partition = backlog_per_partition(rec.backlog_max, g.partitions)
         if g.drain_seconds is None and g.drain_note is not None and rec.drain_seconds is None:
             continue
+        if recoveries is not None:
+            recoveries[name] = rec
         g.drain_seconds = rec.drain_seconds
         g.drain_note = (
             never_drains_note(g.capacity_eps, g.arrivals_eps) if rec.drain_seconds is None else None

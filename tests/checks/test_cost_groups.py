@@ -38,9 +38,33 @@ def test_groups_add_their_components_largest_first():
         ("state_store", "the state store", 5_184_000),
         ("tool_runners", "tool runners", 599_040),
         ("workers", "worker instances", 125_338),
-        ("tokens", "tokens", 71_174),
+        ("tokens", "tokens, with paid repeats", 71_174),
     ]
-    assert cost_groups(TOKENS)[0] == ("tokens", "tokens", 70_016)
+    assert cost_groups(TOKENS)[0] == ("tokens", "tokens, with paid repeats", 70_016)
+
+
+def test_a_group_names_the_lines_it_adds_to_its_main_one():
+    """Step 7's budget text listed "model tokens $69,984" and then "the largest part is tokens,
+    $70,016": the $32 of the fallback added silently. The label says what the group holds."""
+    cost = Cost(
+        monthly_usd=73_190,
+        budget_usd=85_000,
+        by_component={
+            "model_tokens": 69_984,
+            "fallback_provider": 32.4,
+            "repeats_deploys": 0.0,
+            "brokers": 907.2,
+            "broker_storage": 4.01,
+            "workers_agent": 979.2,
+        },
+    )
+    assert cost_groups(cost)[:3] == [
+        ("tokens", "tokens, with the fallback's", 70_016.4),
+        ("workers", "worker instances", 979.2),
+        ("brokers", "brokers, with their storage", 911.21),
+    ]
+    only = Cost(monthly_usd=69_984, budget_usd=85_000, by_component={"model_tokens": 69_984})
+    assert cost_groups(only)[0] == ("tokens", "tokens", 69_984)
 
 
 @pytest.fixture(scope="module")
@@ -66,5 +90,5 @@ def test_a_bill_of_machines_names_the_state_store_and_its_write_capacity(within_
 
 def test_a_bill_of_tokens_names_tokens_and_the_repeats(within_budget):
     explanation, hint = _texts(within_budget, TOKENS)
-    assert "The largest part is tokens, $70,016 (95 %)" in explanation
+    assert "The largest part is tokens, with paid repeats, $70,016 (95 %)" in explanation
     assert hint == "Stop paid repeats and runaway fan-out (steps 5 and 6) before trimming machines."

@@ -44,16 +44,27 @@ def _agent(partitions: float, utilisation: float) -> Metrics:
     return Metrics.model_construct(by_group={"agent": group})
 
 
+def _names(material, metrics: Metrics) -> dict:
+    """What grading gives the check: the design, and the estimate whose arrivals are the model
+    calls due (10/s at the reference's peak)."""
+    design = load_design(STEPS / material.course.reference_design)
+    return {
+        "metrics": metrics,
+        "design": design,
+        "estimate": estimate(design, material.loaded.scenarios["peak"]),
+    }
+
+
 def test_a_busy_peak_below_capacity_drains_slowly():
     material = load_material(STEPS)
     step = material.loaded.step("evening-peak")
     assert step is not None and step.step is not None
     (check,) = [c for c in step.step.checks if c.id == "peak-utilisation"]
-    slow = render_explanation(check.fail_message, {"metrics": _agent(0.83, 0.83)})
+    slow = render_explanation(check.fail_message, _names(material, _agent(0.83, 0.83)))
     assert slow.endswith(
         "are 83 % busy at the peak: queues grow and an outage's backlog drains slowly."
     )
-    full = render_explanation(check.fail_message, {"metrics": _agent(1.0, 1.0)})
+    full = render_explanation(check.fail_message, _names(material, _agent(1.0, 1.0)))
     assert full.endswith(
         "100 % busy at the peak: 10.0 model calls/s are due against 10.0/s the workers can take, "
         "so the queue grows for as long as the peak lasts and an outage's backlog never drains."
@@ -62,22 +73,22 @@ def test_a_busy_peak_below_capacity_drains_slowly():
 
 def test_a_model_limit_above_busy_workers_is_named_in_the_rate_it_allows():
     """Workers 89 % busy and TPM 270 % used: the rate the calls are due against is what the TPM
-    allows (the step-5 limit, judged there), and the workers' own rate is said beside it, so 25.0
-    against 9.3/s is not read as the workers' 89 %."""
+    allows (the step-5 limit, judged there), and the workers' own rate is said beside it, so 10.0
+    against 3.7/s is not read as the workers' 89 %."""
     material = load_material(STEPS)
     step = material.loaded.step("evening-peak")
     assert step is not None and step.step is not None
     (check,) = [c for c in step.step.checks if c.id == "peak-utilisation"]
     group = GroupMetrics.model_construct(
         utilisation=2.7,
-        capacity_eps=25.0 / 2.7,
+        capacity_eps=10.0 / 2.7,
         limits_utilisation={"partitions": 0.89, "instances x concurrency": 0.5, "TPM": 2.7},
     )
     text = render_explanation(
-        check.fail_message, {"metrics": Metrics.model_construct(by_group={"agent": group})}
+        check.fail_message, _names(material, Metrics.model_construct(by_group={"agent": group}))
     )
     assert "are 89 % busy at the peak (the agent group's tightest limit is TPM, 270 % used)" in text
     assert (
-        "25.0 model calls/s are due against 9.3/s the TPM allows (bought in step 5 and judged "
-        "there; the workers alone could take 28.1/s)" in text
+        "10.0 model calls/s are due against 3.7/s the TPM allows (bought in step 5 and judged "
+        "there; the workers alone could take 11.2/s)" in text
     ), text

@@ -144,7 +144,7 @@ def test_a_group_with_no_capacity_reads_no_capacity_not_a_percentage():
     diagram = architecture(reference_like(), metrics=measured)
     agent = {b.id: b for b in diagram.boxes}["group-agent"].meter
     assert agent is not None
-    assert agent.label == "no capacity: nothing can process the load"
+    assert agent.label == "no capacity: 0 slots"
     assert "Utilisation (last simulation): agent no capacity, tool 50 %" in diagram.description
     assert "100,000" not in diagram.description
 
@@ -168,7 +168,7 @@ def test_the_fleet_store_and_providers_show_their_own_ceilings_not_their_groups(
     assert fleet is not None and store is not None and providers is not None
     assert (fleet.value, fleet.label) == (0.2, "20 % busy (ok)")
     assert store.value == 0.05
-    assert (providers.value, providers.label) == (2.7, "270 % of RPM/TPM/concurrency (last run)")
+    assert (providers.value, providers.label) == (2.7, "270 % of TPM (last run)")
 
 
 def test_without_a_run_the_fleet_meter_is_the_estimates_runner_use():
@@ -178,3 +178,33 @@ def test_without_a_run_the_fleet_meter_is_the_estimates_runner_use():
     fleet = boxes(design, estimate=estimate(design, scenario))["tool-fleet"].meter
     assert fleet is not None
     assert fleet.value == figures.arrivals_eps / figures.limits_eps["tool runners"]
+
+
+def test_zero_tool_runners_read_no_capacity_not_the_simulations_cap():
+    """0 runners: the simulation reports the fleet's use as its cap, 1000; the fleet box says
+    it has no capacity, as the tool group box would, never "100,000 % busy"."""
+    design = reference_like()
+    design.tools.runners = 0
+    measured = metrics(agent=0.4, tool=0.3, state=0.02)
+    measured.by_group["tool"].limits_utilisation = {"partitions": 0.3, "tool runners": 1000.0}
+    drawn = boxes(design, metrics=measured)
+    fleet = drawn["tool-fleet"].meter
+    assert fleet is not None
+    assert fleet.label == "no capacity: 0 slots"
+    assert len(fleet.label) * 6 <= fleet.width
+    assert fleet.level == "saturated"
+
+
+def test_the_provider_meter_label_fits_its_box():
+    """The meter's words fit the side boxes' width at 10.5 px (about 6 px a character)."""
+    measured = metrics(agent=0.4, tool=0.3, state=0.02)
+    measured.by_group["agent"].limits_utilisation = {
+        "RPM": 0.43,
+        "TPM": 0.2,
+        "provider concurrency": 0.1,
+    }
+    drawn = boxes(reference_like(), metrics=measured)
+    for box in drawn.values():
+        if box.meter is not None:
+            assert len(box.meter.label) * 6 <= box.meter.width, box.meter.label
+    assert drawn["model-providers"].meter.label == "43 % of RPM (last run)"

@@ -13,7 +13,7 @@ from app.web.formatting import duration, eps, percent, usd_short
 from simulator.cost import monthly_cost
 from simulator.design import Design
 from simulator.estimate import estimate
-from simulator.files import load_design
+from simulator.files import load_design, load_model
 from tests.factories import REPO_STEPS
 from tests.web.html import csrf_of, soup
 from tests.web.learner import HX, rows, step_form, words
@@ -52,7 +52,9 @@ def test_the_panel_shows_the_closed_form_figures_of_the_typed_values(
     shown = figures(response)
     assert shown["Capacity"].startswith(eps(expected.capacity_eps))
     assert shown["Utilisation"].startswith(percent(expected.utilisation))
-    assert shown["Events in flight"].startswith(f"{expected.in_flight:.1f}")
+    # 625 % busy: the queue grows without bound, so no figure for events in flight.
+    assert expected.utilisation > 1
+    assert shown["Events in flight"].startswith("no bound")
     drain = duration(expected.drain_seconds) if expected.drain_seconds is not None else "never"
     assert shown["Drain time"].startswith(drain)
     assert shown["Monthly cost"].startswith(f"{usd_short(cost.monthly_usd)} of $85k budget")
@@ -167,3 +169,84 @@ def test_a_backlog_taken_as_the_runs_resume_reads_why_its_drain_is_0(client):
         "beyond normal"
     )
     assert "behind" not in drain
+
+
+def _panel(client, slug: str, design_yaml: bytes, **fields: str) -> dict[str, str]:
+    token = csrf_of(soup(client.get(f"/steps/{slug}")))
+    uploaded = client.post(
+        "/design",
+        data={"csrf_token": token},
+        files={"design": ("design.yaml", design_yaml, "application/yaml")},
+        follow_redirects=False,
+    )
+    assert uploaded.status_code == 303
+    form = step_form(client, slug, **fields)
+    return figures(client.post(f"/steps/{slug}/estimate", data=form, headers=HX))
+
+
+def test_a_saturated_design_has_no_figure_for_events_in_flight(client):
+    """Step 5 with a TPM the peak overruns (108 %): the queue grows without bound, so the panel
+    says so instead of a finite 23.2 events in flight; 0 agent instances (step 7) the same."""
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
+    shown = _panel(client, "agents-tools-model", reference, model__primary__tpm="1000000")
+    assert shown["Utilisation"].startswith("108 %")
+    assert shown["Events in flight"] == (
+        "no bound the agent group gets more than it can take (108 %), so its queue grows for as "
+        "long as the load lasts"
+    )
+    shown = _panel(client, "evening-peak", reference, consumers__agent__instances="0")
+    assert shown["Events in flight"].startswith("no bound")
+    assert "(no capacity)" in shown["Events in flight"]
+    assert not any(ch.isdigit() for ch in shown["Events in flight"].split("(")[0])
+
+
+def test_a_design_with_headroom_shows_events_in_flight(client):
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_bytes()
+    shown = _panel(client, "agents-tools-model", reference)
+    assert shown["Events in flight"] == "23.2 arrivals × step time, every group"
+
+
+def _drain_of(client, slug: str, **design_fields: str) -> tuple[str, object]:
+    reference = (REPO_STEPS / "designs" / "reference.yaml").read_text()
+    text = reference
+    for old, new in design_fields.items():
+        assert old in text
+        text = text.replace(old, new)
+    shown = _panel(client, slug, text.encode())
+    material = load_material(REPO_STEPS)
+    step = next(s for s in material.loaded.steps if s.slug == slug)
+    view = estimate_view(load_model(Design, text, "design.yaml"), material, step)
+    return shown["Drain time"], view
+
+
+def test_the_drain_names_the_backlog_it_is_counted_from(client):
+    """Step 4's instance crash comes twice: 600 agent calls behind after the first, 318 left when
+    the second ends, and the 34 s drain is counted from then. The panel said "34 s 600 events
+    behind", which 13.1/s of headroom takes 46 s to work off; it names both backlogs."""
+    drain, view = _drain_of(client, "exactly-once-effects")
+    e = view.estimate
+    assert e.backlog == 600 and view.backlog_at_end is not None
+    assert 300 < view.backlog_at_end < 330 and not view.kept_up
+    assert drain == (
+        f"{duration(e.drain_seconds)} {view.backlog_at_end:,.0f} events behind in the agent "
+        "group when the last fault ends (of 600 at the worst, worked off in part between the "
+        f"faults), worked off at {eps(view.headroom_eps)} of headroom"
+    )
+    assert e.drain_seconds >= view.backlog_at_end / view.headroom_eps
+
+
+def test_a_short_drain_beside_a_large_backlog_says_the_queues_took_it(client):
+    """Keyed by run: 253 calls are left when step 4's second crash ends, which 13.1/s of headroom
+    takes as the runs resume over one critical path (20 s), so the estimate's drain is the 4 s
+    before the held runs move. The panel said "4 s 600 events behind in the agent group"."""
+    drain, view = _drain_of(
+        client, "exactly-once-effects", **{"partition_key: task_id": "partition_key: run_id"}
+    )
+    assert view.kept_up and view.estimate.drain_seconds is not None
+    assert view.estimate.drain_seconds < 5
+    assert "600 events behind" not in drain
+    assert (
+        f"the {view.backlog_at_end:,.0f} agent events the faults still hold when the last ends "
+        "(of 600 at the worst) reach the queues as the stalled runs resume"
+    ) in drain
+    assert view.backlog_at_end <= view.headroom_eps * view.critical_path_s

@@ -10,7 +10,7 @@ import pytest
 
 from app.course.loader import load_course
 from app.models import DesignRecord
-from app.web.forms import build_fields, field_bounds, read_decisions
+from app.web.forms import Bounds, build_fields, field_bounds, read_decisions
 from simulator.design import Design
 from tests.web.html import csrf_of, soup
 from tests.web.learner import rows, step_form
@@ -91,3 +91,17 @@ def test_an_out_of_range_value_is_echoed_as_typed(client, typed, said):
     shown = soup(response).select_one("input[name='consumers.agent.max_poll_interval_ms']")
     error = soup(response).select_one(f"#{shown['id']}-error").get_text()
     assert said in error, error
+
+
+def test_a_field_the_design_wants_above_0_refuses_0_in_the_forms_words():
+    """The cache TTL is gt=0 in the design: a bound taken from it refuses 0 as the form does
+    every other bound ("Enter more than 0 hours; got 0."), never with pydantic's "Input should
+    be greater than 0"; the step's own widget starts at 1 hour."""
+    step = load_course(REPO_STEPS).step("agents-tools-model")
+    (ttl,) = [d for d in step.step.decisions if d.field == "model.cache.ttl_hours"]
+    assert field_bounds(ttl) == Bounds(1, 8760, False)
+    assert field_bounds(ttl).refusal(0, "hours") == "Enter at least 1 hours; got 0."
+    unbounded = ttl.model_copy(update={"min": None})
+    assert field_bounds(unbounded) == Bounds(0, 8760, True)
+    assert field_bounds(unbounded).refusal(0, "hours") == "Enter more than 0 hours; got 0."
+    assert field_bounds(unbounded).refusal(0.01, "hours") is None

@@ -149,3 +149,18 @@ def test_seeds_that_is_not_a_folder_is_bad_input(course, tmp_path):
 def lint_with(root: Path, *options: str) -> tuple[int, list[str]]:
     outcome = CliRunner().invoke(main, ["lint", str(root), *options])
     return outcome.exit_code, outcome.stdout.splitlines()
+
+
+def test_a_decision_min_at_an_exclusive_design_bound_fails_lint(course):
+    """The cache TTL must be greater than 0 (gt=0): a widget from 0 offers a value every save
+    refuses, with pydantic's text instead of the form's."""
+    step = course / "05-agents-tools-model" / "step.yaml"
+    text = step.read_text()
+    start = text.index("  - field: model.cache.ttl_hours")
+    step.write_text(text[:start] + text[start:].replace("    min: 1", "    min: 0", 1))
+    code, lines = lint(course)
+    assert code == 1
+    assert any(
+        "min 0 is not above the design's own exclusive minimum 0 for model.cache.ttl_hours" in t
+        for t in lines
+    ), lines
