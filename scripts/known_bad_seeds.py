@@ -23,16 +23,17 @@ def _grade_seed(seed: int) -> list[tuple[str, int, frozenset[str]]]:
     """Every design of the course graded at ``seed``, the runs designs share simulated once
     (``app.grading.selftest.shared_runs``): one job per seed."""
     from app.grading.grader import grade, load_material
-    from app.grading.selftest import shared_runs
+    from app.grading.selftest import failed_checks, shared_runs
     from simulator.files import load_design
 
     material = load_material(STEPS)
     course = material.course
     simulate = shared_runs()
     out = []
+    unjudged = {bad.file: frozenset(bad.unjudged) for bad in course.known_bad}
     for file in [course.reference_design, *(bad.file for bad in course.known_bad)]:
         result = grade(load_design(STEPS / file), material, seed=seed, simulate=simulate)
-        failed = frozenset(c.id for s in result.steps for c in s.checks if c.status != "pass")
+        failed = failed_checks(result, set(), unjudged.get(file, frozenset()))
         out.append((file, seed, failed))
     return out
 

@@ -133,12 +133,13 @@ def known_bad_checks_exist(course: LoadedCourse) -> Iterable[Problem]:
                 f"known_bad.{i}.file",
                 f"{bad.file} does not exist",
             )
-        for j, check_id in enumerate(bad.fails):
-            if check_id not in ids:
-                line = course.course_lines.get(("known_bad", i, "fails", j))
-                field = f"known_bad.{i}.fails.{j}"
-                message = f"no check {check_id!r} in the course"
-                yield Problem("error", str(course.course_file), line, field, message)
+        for key, names in (("fails", bad.fails), ("unjudged", bad.unjudged)):
+            for j, check_id in enumerate(names):
+                if check_id not in ids:
+                    line = course.course_lines.get(("known_bad", i, key, j))
+                    field = f"known_bad.{i}.{key}.{j}"
+                    message = f"no check {check_id!r} in the course"
+                    yield Problem("error", str(course.course_file), line, field, message)
 
 
 def pricing_catalog_valid(course: LoadedCourse) -> Iterable[Problem]:

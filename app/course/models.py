@@ -120,6 +120,11 @@ class KnownBad(_Doc):
 
     file: str
     fails: list[str] = Field(min_length=1)
+    unjudged: list[str] = Field(
+        default_factory=list,
+        description="Checks this design's runs leave with nothing to judge on some seeds (not "
+        "exercised) and judge on others (a pass): either counts as intended; a fail does not.",
+    )
     why: str = ""
 
 

@@ -417,6 +417,7 @@ def grade(
     # The bill of the learner's design as a whole, from its own run (a step's run is of the
     # step design: the reference's values for the later steps' fields), as the course judges it:
     # a field no step decides takes the course's value there too (app.course.step_design).
+    everything = {s.slug for s in chosen} == {s.slug for s in material.loaded.steps}
     priced = cost_scenario(material, chosen)
     whole = course_design(material.loaded, design)
     billed = grading.run(priced, whole) if priced else None
@@ -436,7 +437,7 @@ def grade(
         cost_scenario=priced if billed and billed.cost else None,
         steps=steps,
         errors=errors,
-        not_judged=undecided_differences(material.loaded, design) if only is None else [],
+        not_judged=undecided_differences(material.loaded, design) if everything else [],
     )
 
 

@@ -57,24 +57,37 @@ class SelfTestOutcome:
         return f"{self.file}: {'; '.join(parts)}"
 
 
-def failed_checks(result: GradeResult, names: set[str]) -> frozenset[str]:
-    """The checks that did not pass, each named as in ``names`` (bare id or ``step/id``)."""
+def failed_checks(
+    result: GradeResult, names: set[str], unjudged: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The checks that did not pass, each named as in ``names`` (bare id or ``step/id``); a check
+    of ``unjudged`` that was not exercised is left out (its runs had nothing for it to judge)."""
     failed = set()
-    for step_id, check_id in result.failed_checks:
-        qualified = f"{step_id}/{check_id}"
-        failed.add(qualified if qualified in names else check_id)
+    for step in result.steps:
+        for check in step.checks:
+            if check.status == "pass":
+                continue
+            qualified = f"{step.id}/{check.id}"
+            name = qualified if qualified in names else check.id
+            if check.status == "not_exercised" and (name in unjudged or qualified in unjudged):
+                continue
+            failed.add(name)
     return frozenset(failed)
 
 
 def _outcome(
-    material: CourseMaterial, file: str, expected: frozenset[str], simulate: Simulate | None
+    material: CourseMaterial,
+    file: str,
+    expected: frozenset[str],
+    simulate: Simulate | None,
+    unjudged: frozenset[str] = frozenset(),
 ) -> SelfTestOutcome:
     try:
         design = load_design(material.loaded.root / file)
     except InputFileError as exc:
         return SelfTestOutcome(file, expected, frozenset(), None, f"not a valid design: {exc}")
     result = grade(design, material, simulate=simulate)
-    failed = failed_checks(result, set(expected))
+    failed = failed_checks(result, set(expected), unjudged)
     if file == material.course.reference_design and result.points != result.max_points:
         problem = f"scored {result.points}/{result.max_points}, not full marks"
         return SelfTestOutcome(file, expected, failed, result, problem)
@@ -106,5 +119,7 @@ def self_test(material: CourseMaterial, simulate: Simulate | None = None) -> lis
     simulate = shared_runs(simulate)
     outcomes = [_outcome(material, course.reference_design, frozenset(), simulate)]
     for bad in course.known_bad:
-        outcomes.append(_outcome(material, bad.file, frozenset(bad.fails), simulate))
+        outcomes.append(
+            _outcome(material, bad.file, frozenset(bad.fails), simulate, frozenset(bad.unjudged))
+        )
     return outcomes

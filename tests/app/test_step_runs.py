@@ -100,11 +100,11 @@ def test_a_step_judges_the_earlier_steps_decisions_as_the_whole_course_does(data
     assert graded.steps[0].model_dump() == whole.steps[2].model_dump()
 
 
-def test_the_whole_course_runs_the_learners_design_for_its_bill(database_url):
-    """The report card grades every step: besides each step design's runs it simulates the
-    learner's design itself under the scenario its month is priced with, so the bill shows the
-    learner's own fields (here the state store's replicas, which no step of the fixture course
-    decides: each step judges the reference's 2). A step's page runs no such extra run."""
+def test_the_whole_course_bills_the_design_it_judged(database_url):
+    """The report card grades every step and prices the design as the course judges it: a field
+    no step decides (here the state store's replicas: each step of the fixture course judges the
+    reference's 2) is billed at the course's value too, so the bill's run is one a step already
+    ran and nothing more is simulated; the grade lists the field it did not judge."""
     material = load_material(Path(__file__).resolve().parents[1] / "grading/fixtures/simulated")
     reference = material.loaded.reference_design
     assert reference is not None
@@ -117,9 +117,10 @@ def test_the_whole_course_runs_the_learners_design_for_its_bill(database_url):
         one = asyncio.run(ensure_runs(session, design, material, steps[:1]))
         runs = asyncio.run(ensure_runs(session, design, material, steps))
         session.commit()
-    assert (one.simulated, runs.simulated) == (1, 1)
-    assert (design_sha256(design), "tiny") in runs.results
+    assert (one.simulated, runs.simulated) == (1, 0)
+    assert (design_sha256(design), "tiny") not in runs.results
     graded = grade_with_runs(design, material, steps, runs)
     assert graded.model_dump() == grade(design, material).model_dump()
-    assert graded.cost is not None and "database_replicas" not in graded.cost.by_component
+    assert graded.cost is not None and graded.cost.by_component["database_replicas"] > 0
+    assert graded.not_judged == ["state_store.replicas: 0 in the file, 2 judged"]
     assert grade_with_runs(design, material, steps[:1], one).cost is None

@@ -190,3 +190,17 @@ def test_a_failover_by_hand_is_never_as_quick_as_its_time_to_promote_says():
         check.explanation
     )
     assert check.hint.startswith("Fail over automatically")
+
+
+def test_dedupe_records_kept_shorter_than_the_log_fail_the_replay():
+    """The rewind replays everything the log keeps (167 h of a week's retention): ids kept 49 h
+    meet older events and apply them again (it replayed 48 h, so 49 h passed as 'none
+    expired')."""
+    design = _with(_reference(), **{"delivery.dedupe_key_retention_hours": 49})
+    check = {c.id: c for c in _step(design, "exactly-once-effects").checks}[
+        "key-retention-covers-replay"
+    ]
+    assert check.status == "fail"
+    expired = _numbers(check.message)[0]
+    assert expired > 5000, check.message
+    assert "after 167 h (log retention 168 h)" in check.explanation

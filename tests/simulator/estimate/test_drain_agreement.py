@@ -18,6 +18,11 @@ from tests.simulator.estimate.known_gaps import with_known_gaps
 
 STEPS = Path(__file__).resolve().parents[3] / "steps"
 SEEDS = (1, 2, 3)
+MORE_SEEDS: dict[str, tuple[int, ...]] = {"rewind": tuple(range(1, 11))}
+"""Scenarios whose drain varies too much from seed to seed for a mean of three: the rewind's is
+the busiest key's few events one after another (one run in flight at 0.02 step events/s), 3.6 to
+32.6 s over seeds 1-10 (mean 18.1 s; seeds 1-3 alone 14.5 s). Its runs are light, so ten cost
+little."""
 TOLERANCE = 0.15
 FLOOR_S = 3.0
 """Absolute slack for drains near zero: 3 s, one and a half model calls (the drain of a queue that
@@ -35,11 +40,12 @@ def test_estimate_and_simulation_agree_on_the_drain(name: str) -> None:
     design = load_design(STEPS / "designs" / "reference.yaml")
     scenario = load_scenario(STEPS / "scenarios" / f"{name}.yaml")
     expected = estimate(design, scenario).drain_seconds
-    drains = [simulate(design, scenario, seed).metrics.drain_seconds for seed in SEEDS]
+    seeds = MORE_SEEDS.get(name, SEEDS)
+    drains = [simulate(design, scenario, seed).metrics.drain_seconds for seed in seeds]
     assert expected is not None and None not in drains, (name, expected, drains)
     simulated = mean(d for d in drains if d is not None)
     assert simulated == pytest.approx(expected, rel=TOLERANCE, abs=FLOOR_S), (
-        f"{name}: simulated drain {simulated:.4g} s (seeds {SEEDS}: {drains}), "
+        f"{name}: simulated drain {simulated:.4g} s (seeds {seeds}: {drains}), "
         f"estimate {expected:.4g} s"
     )
 
