@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.checks.explanations import render_explanation
+from app.course.design_fields import with_values
 from app.grading.grader import load_material
 from simulator.design import Design
 from simulator.engine.metrics import UTILISATION_CAP
@@ -48,14 +49,10 @@ def _names(material, step_id: str, design: Design, metrics: Metrics, scenario: s
 
 
 def _design(material, **changes) -> Design:
-    values = load_design(STEPS / material.course.reference_design).model_dump(mode="json")
-    for path, value in changes.items():
-        *parents, last = path.split("__")
-        node = values
-        for p in parents:
-            node = node[p]
-        node[last] = value
-    return Design.model_validate(values)
+    """The reference with dotted fields set (``tools.runners``), through the app's own
+    :func:`app.course.design_fields.with_values`."""
+    reference = load_design(STEPS / material.course.reference_design)
+    return with_values(reference, {path.replace("__", "."): v for path, v in changes.items()})
 
 
 def _texts(step, check_id: str, names) -> tuple[str, str]:
