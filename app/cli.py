@@ -35,7 +35,7 @@ from app.commands.schema import schema
 from app.commands.serve import serve
 from app.commands.simulate import simulate_command
 from app.commands.worker import worker_command
-from app.errors import DesignlabError
+from app.errors import DesignlabError, Unavailable
 from simulator import SIMULATOR_VERSION
 from simulator.errors import InputFileError
 
@@ -55,6 +55,9 @@ class _Group(TyperGroup):
                 where = ".".join(str(part).upper() for part in detail["loc"]) or "settings"
                 typer.echo(f"error: {where}: {detail['msg']}", err=True)
             raise typer.Exit(ExitCode.BAD_INPUT) from exc
+        except Unavailable as exc:  # the machine, not the input: never exit 2
+            typer.echo(f"error: {exc.detail}", err=True)
+            raise typer.Exit(ExitCode.INTERNAL) from exc
         except DesignlabError as exc:
             for error in exc.fields:
                 typer.echo(f"error: {error}", err=True)

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.errors import BadInput
+from app.errors import BadInput, Unavailable
 from simulator.design import ConsumerGroup, Design, OrchestrationPattern
 from simulator.errors import FieldError
 from simulator.fan_out import fan_out_per_run
@@ -208,13 +208,16 @@ def simulate_within(
     max_step_events: int,
     timeout_seconds: float,
     timeout_flag: str = "--timeout-seconds",
+    scenario_is_input: bool = False,
 ) -> SimulationResult:
     """``simulator.simulate`` in this process within the server's budgets (for the CLI): the size
     checked up front (:func:`check_size`), the wall time bounded by :func:`wall_time_limit`.
 
-    Raises SimulationRefused (too large; over ``timeout_seconds``, naming the design fields that
-    make it slow, else the scenario's duration and ``timeout_flag``) and BadInput for the
-    simulator's own bounds.
+    Raises SimulationRefused (too large; over ``timeout_seconds`` because of design fields that
+    make it slow, which it names), app.errors.Unavailable (over ``timeout_seconds`` with nothing
+    in the design to blame: the machine, or ``timeout_flag`` too tight; SimulationRefused naming
+    the scenario's duration instead when ``scenario_is_input``, a scenario file of the user's own)
+    and BadInput for the simulator's own bounds.
     """
     from simulator import simulate
 
@@ -225,18 +228,30 @@ def simulate_within(
     except ValueError as exc:
         raise bounds_error(exc, scenario) from exc
     except WallTimeExceeded as exc:
-        causes = slow_causes(design, scenario) or [
-            FieldError(
-                f"scenario {scenario.name}",
-                None,
-                "duration_seconds",
-                f"{scenario.duration_seconds:,g} s simulated did not finish in "
-                f"{timeout_seconds:g} s; shorten it, or allow more time with {timeout_flag}",
-            )
-        ]
+        causes = slow_causes(design, scenario)
+        if not causes and scenario_is_input:
+            causes = [
+                FieldError(
+                    f"scenario {scenario.name}",
+                    None,
+                    "duration_seconds",
+                    f"{scenario.duration_seconds:,g} s simulated did not finish in "
+                    f"{timeout_seconds:g} s; shorten it, or allow more time with {timeout_flag}",
+                )
+            ]
+        if not causes:
+            # Nothing in the design makes this run slow: the machine was busy or the limit is
+            # too tight for it. Not the design's fault, so not bad input (Unavailable, exit 3).
+            raise Unavailable(
+                f"Scenario {scenario.name!r} did not finish in the {timeout_seconds:g} s of wall "
+                f"time one simulation may use, so it was stopped. Nothing in the design makes "
+                f"it slow ({scenario.duration_seconds:,g} s simulated): the machine may be busy. "
+                f"Run it again, or allow more time with {timeout_flag}.",
+                retry_after_seconds=math.ceil(timeout_seconds),
+            ) from exc
         named = "; ".join(f"{c.field}: {c.message}" for c in causes)
         raise SimulationRefused(
             f"Scenario {scenario.name!r} took longer than the {timeout_seconds:g} s one "
-            f"simulation may use, so it was stopped. {named}.",
+            f"simulation may use, so it was stopped: {named}.",
             causes,
         ) from exc

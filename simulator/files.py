@@ -17,6 +17,7 @@ Input should be greater than or equal to 1``.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -290,6 +291,10 @@ def _message(err: Any, loc: tuple[str | int, ...]) -> str:
             f"unknown field {str(loc[-1])!r}: not part of this file's format "
             "(check its spelling and its indentation)"
         )
+    value = err.get("input")
+    if isinstance(value, float) and not math.isfinite(value):
+        # pydantic compares NaN with a bound and reports the bound, which puzzles: say what it is.
+        return f"{value!r} is not a finite number"
     return str(err["msg"])
 
 

@@ -37,8 +37,13 @@ TimeoutSeconds = Annotated[
 ]
 
 
-def budgeted(max_step_events: int | None, timeout_seconds: float | None) -> Simulate:
+def budgeted(
+    max_step_events: int | None, timeout_seconds: float | None, *, scenario_is_input: bool = False
+) -> Simulate:
     """``simulator.simulate`` within the given budgets (None: the settings' own).
+    ``scenario_is_input``: the scenario came from the user's own file, so a run over the time
+    budget with nothing in the design to blame names its duration (bad input) instead of the
+    machine (app.sim_budget.simulate_within).
 
     The budgets load the simulator's engine (numpy, SimPy) when a command asks for them, so
     ``designlab lint``, ``schema`` and ``--help``, which never simulate, do not load it."""
@@ -49,4 +54,5 @@ def budgeted(max_step_events: int | None, timeout_seconds: float | None) -> Simu
         simulate_within,
         max_step_events=max_step_events or settings.sim_max_step_events,
         timeout_seconds=timeout_seconds or settings.sim_timeout_seconds,
+        scenario_is_input=scenario_is_input,
     )

@@ -10,7 +10,9 @@ loadable course is simulated without a cost. ``--json`` prints the SimulationRes
 The server's budgets hold (app.commands.budget): a simulation expected to be too large is refused
 before any work, one that runs too long is stopped, each naming the field that makes it so.
 Exit codes: 0 simulated; 2 bad input (a design or scenario file that is not valid, an unknown
-scenario name, a simulation over the budgets); 3 internal error.
+scenario name, a simulation over the budgets because of the design or of the scenario file
+given); 3 internal error, or a course scenario stopped on a busy machine with nothing in the
+design to blame.
 """
 
 from __future__ import annotations
@@ -108,13 +110,15 @@ def summary(result: SimulationResult) -> str:
     the end are marked as lower bounds, and a fault still on at the end is named by the note.
     """
     m = result.metrics
+    busiest = max(m.by_group, key=lambda n: m.by_group[n].utilisation, default=None)
     lines = [
         f"{result.scenario} (seed {result.seed}, {result.duration_seconds:g} s simulated, "
         f"simulator {result.simulator_version})",
         f"step events: {m.arrivals:,} arrived, {m.processed:,} processed, "
         f"{m.throughput_eps:,.1f}/s",
-        f"capacity {_capacity(m.capacity_eps, m.utilisation)}, "
-        f"in flight {m.in_flight_mean:,.1f} on average",
+        (f"busiest group {busiest}: " if busiest else "")
+        + f"capacity {_capacity(m.capacity_eps, m.utilisation)}, "
+        f"in flight {m.in_flight_mean:,.1f} on average (all groups)",
         _latency_line(m),
         *_run_lines(m),
         f"lag peak {m.lag_total_max:,}, backlog peak {m.backlog_peak:,}"
@@ -148,12 +152,15 @@ def summary(result: SimulationResult) -> str:
 
 
 def simulate_command(
-    design: Annotated[Path, typer.Argument(help="The design file (YAML, version: 1).")],
+    design: Annotated[
+        Path, typer.Argument(help="The design file (YAML, version: 1, which may be left out).")
+    ],
     scenario: Annotated[
         str, typer.Option(help="A scenario file, or the name of one of the course's scenarios.")
     ],
     seed: Annotated[
-        int | None, typer.Option(help="Seed; default: the scenario's own seed.", min=0)
+        int | None,
+        typer.Option(help="Seed; default: the scenario's own seed.", min=0, max=2**63 - 1),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the result as JSON (contract 3's metrics).")
@@ -165,10 +172,13 @@ def simulate_command(
     timeout_seconds: TimeoutSeconds = None,
 ) -> None:
     """Simulate a design under a scenario and print its metrics (or the JSON result)."""
-    simulate = budgeted(max_step_events, timeout_seconds)
     material = _course(steps_dir or get_settings().steps_dir)
     loaded_design = load_design(design)
     chosen = _scenario(scenario, material)
+    course_scenarios = material.loaded.scenarios if material is not None else {}
+    simulate = budgeted(
+        max_step_events, timeout_seconds, scenario_is_input=scenario not in course_scenarios
+    )
     run_seed = chosen.seed if seed is None else seed
     if material is not None:
         result = run_scenario(loaded_design, chosen, run_seed, material, simulate)

@@ -111,12 +111,19 @@ def _leaves(tree: Any, prefix: str = "") -> dict[str, Any]:
 def undecided_differences(course: LoadedCourse, design: Design) -> list[str]:
     """Fields of ``design`` no step of the course decides whose value differs from the one the
     course judges (the reference's), as ``"state_store.replicas: 0 in the file, 2 judged"``
-    (values as JSON), in field order; empty when they agree (a design.yaml downloaded from the
-    report card holds the judged values)."""
+    (values as JSON, whole numbers without ".0"), in field order; empty when they agree (a
+    design.yaml downloaded from the report card holds the judged values)."""
     judged = _leaves(course_design(course, design).model_dump(mode="json"))
     mine = _leaves(design.model_dump(mode="json"))
     return [
-        f"{path}: {json.dumps(mine.get(path))} in the file, {json.dumps(value)} judged"
+        f"{path}: {_as_written(mine.get(path))} in the file, {_as_written(value)} judged"
         for path, value in judged.items()
         if path != "name" and mine.get(path) != value
     ]
+
+
+def _as_written(value: Any) -> str:
+    """A value as JSON, a whole float without its ".0" (the model keeps ``1`` ms as ``1.0``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return json.dumps(value)

@@ -304,6 +304,7 @@ def _unavailable_step(loaded: LoadedStep) -> StepResult:
         ]
     return StepResult(
         id=loaded.slug,
+        number=loaded.number,
         title=loaded.title,
         status="error",
         points=0,
@@ -341,6 +342,7 @@ def _grade_step(grading: _Grading, loaded: LoadedStep) -> StepResult:
         message = "the simulation was cut short by a bound on events or wall time"
     return StepResult(
         id=step.id,
+        number=loaded.number,
         title=step.title,
         status=status,
         points=sum(c.points for c in checks),
@@ -462,10 +464,31 @@ def cost_scenario(material: CourseMaterial, steps: Sequence[LoadedStep]) -> str 
 
 
 def _refusal_problems(grading: _Grading) -> list[InputProblem]:
-    """The fields named by every refused simulation of the grade, each once, in order."""
-    problems: list[InputProblem] = []
+    """The fields named by every refused simulation of the grade, each field once, in order:
+    a field several scenarios refused keeps the first one's message and names the others
+    ("also refused in 5 more scenarios: peak, poison, ...")."""
+    firsts: dict[tuple[str, int | None, str], InputProblem] = {}
+    others: dict[tuple[str, int | None, str], list[str]] = {}
     for run in grading.runs.values():
-        problems.extend(p for p in run.problems if p not in problems)
+        for p in run.problems:
+            where = (p.file, p.line, p.field)
+            if where not in firsts:
+                firsts[where] = p.model_copy(
+                    update={"message": f"{run.scenario.name}: {p.message}"}
+                )
+                others[where] = []
+            elif run.scenario.name not in others[where]:
+                others[where].append(run.scenario.name)
+    problems = []
+    for where, first in firsts.items():
+        more = [n for n in others[where] if not first.message.startswith(f"{n}: ")]
+        if more:
+            scenarios = "scenario" if len(more) == 1 else f"{len(more)} more scenarios"
+            first = first.model_copy(
+                update={"message": f"{first.message} (also refused in {scenarios}: "
+                f"{', '.join(more)})"}
+            )
+        problems.append(first)
     return problems
 
 

@@ -63,6 +63,9 @@ class StepResult(_Out):
     """One step: its checks in declared order and, when it simulates, the metrics and the cost."""
 
     id: str
+    number: int | None = Field(
+        None, description="The step's 1-based place in the course (a grade of some steps skips)."
+    )
     title: str
     status: Status
     points: int

@@ -93,7 +93,8 @@ def to_text(result: GradeResult) -> str:
             0,
         )
         lines += [f"    {line}" for line in result.not_judged] + [""]
-    for number, step in enumerate(result.steps, start=1):
+    for place, step in enumerate(result.steps, start=1):
+        number = step.number or place
         mark = _MARK[step.status]
         points = f"{step.points:>3}/{step.max_points:<3}"
         lines += _titled(f"{mark:<5} {number:>2}  ", step.title, 72, points)

@@ -144,3 +144,88 @@ def test_case_15_grade_has_the_servers_size_budget_and_exits_2_naming_the_fields
     assert {e["field"] for e in data["errors"]} >= {"duration_seconds"}
     errored = [s for s in data["steps"] if s["status"] == "error"]
     assert errored and all("too large to simulate" in s["message"] for s in errored)
+
+
+COURSE = Path(__file__).resolve().parents[2] / "steps"
+
+
+def test_a_course_scenario_stopped_on_a_busy_machine_exits_3_and_blames_no_field():
+    """A wall-time limit no simulation can meet, with nothing in the design that makes a run
+    slow: the machine's matter, not bad input (exit 3), said to be no fault of the design, and
+    no field of the design or the course's scenario named as one to change."""
+    design = COURSE / "designs" / "reference.yaml"
+    args = ["grade", str(design), "--format", "json", "--steps-dir", str(COURSE)]
+    outcome = runner.invoke(main, [*args, "--timeout-seconds", "0.001"])
+    assert outcome.exit_code == 3, outcome.output
+    data = json.loads(outcome.stdout)
+    assert data["status"] == "error"
+    assert "not the design's fault" in data["message"]
+    assert "--timeout-seconds" in data["message"]
+    assert [e["field"] for e in data["errors"]] == [""]
+
+
+def test_a_field_refused_in_every_scenario_is_one_error_at_its_file_and_line(tmp_path):
+    """max.poll.interval.ms 1 ms makes eight of the course's scenarios too large: one error, at
+    the design file's line of that field, naming the first scenario's figure and the others."""
+    text = (COURSE / "designs" / "reference.yaml").read_text()
+    marker = (
+        "  agent:\n    instances: 8\n    concurrency_per_instance: 12\n"
+        "    max_poll_records: 50\n    max_poll_interval_ms: 300000\n"
+    )
+    assert marker in text
+    design = tmp_path / "tiny-poll.yaml"
+    design.write_text(text.replace(marker, marker.replace("300000", "1"), 1))
+    line = text[: text.index(marker)].count("\n") + 5
+    args = ["grade", str(design), "--format", "json", "--steps-dir", str(COURSE)]
+    outcome = runner.invoke(main, args)
+    assert outcome.exit_code == 2, outcome.output
+    errors = json.loads(outcome.stdout)["errors"]
+    assert len(errors) == 1, errors
+    (error,) = errors
+    assert (error["file"], error["line"], error["field"]) == (
+        str(design),
+        line,
+        "consumers.agent.max_poll_interval_ms",
+    )
+    assert "also refused in 7 more scenarios" in error["message"]
+
+
+def test_a_value_that_is_not_a_number_is_named_as_such(tmp_path):
+    """.nan is not "above the maximum": the message says what it is."""
+    text = (COURSE / "designs" / "reference.yaml").read_text()
+    design = tmp_path / "nan.yaml"
+    design.write_text(text.replace("base_backoff_seconds: 1.0", "base_backoff_seconds: .nan", 1))
+    outcome = runner.invoke(main, ["grade", str(design), "--steps-dir", str(COURSE)])
+    assert outcome.exit_code == 2, outcome.output
+    assert "model.retry.base_backoff_seconds: nan is not a finite number" in outcome.stdout
+
+
+def test_a_seed_the_api_refuses_is_refused_here_too():
+    """The API takes seeds up to 2^63 - 1; so does the CLI, so a CI grade can be replayed."""
+    design = COURSE / "designs" / "reference.yaml"
+    outcome = runner.invoke(main, ["grade", str(design), "--seed", str(2**63)])
+    assert outcome.exit_code == 2
+    assert "--seed" in outcome.output
+
+
+def test_step_grades_only_the_steps_named_by_number_or_id_with_their_course_numbers():
+    """CI grading one assignment: --step 4 --step evening-peak grades steps 4 and 7 alone, each
+    as in the whole course, numbered as in the course; an unknown step is bad input (exit 2)
+    naming the choices."""
+    design = COURSE / "designs" / "reference.yaml"
+    args = ["grade", str(design), "--steps-dir", str(COURSE)]
+    outcome = runner.invoke(
+        main, [*args, "--format", "json", "--step", "4", "--step", "evening-peak"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    data = json.loads(outcome.stdout)
+    assert [(s["number"], s["id"]) for s in data["steps"]] == [
+        (4, "exactly-once-effects"),
+        (7, "evening-peak"),
+    ]
+    assert (data["points"], data["max_points"], data["cost"]) == (18, 18, None)
+    text = runner.invoke(main, [*args, "--step", "7"]).stdout
+    assert "PASS   7  Scale to the evening peak within budget" in text
+    unknown = runner.invoke(main, [*args, "--step", "99"])
+    assert unknown.exit_code == 2
+    assert "no step '99'; choose from 1 (run-api)" in unknown.stdout

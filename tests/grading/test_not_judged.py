@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.course.step_design import course_design
+from app.course.step_design import course_design, undecided_differences
 from app.grading.grader import grade, load_material
 from app.grading.text import to_text
 from simulator.files import load_design
@@ -35,3 +35,15 @@ def test_fields_no_step_decides_are_listed_and_billed_at_the_courses_values() ->
     assert "consumers.tool.instances: 0 in the file, 2 judged" in to_text(result)
     judged = course_design(material.loaded, design)
     assert judged.state_store.replicas == 2 and judged.consumers.tool.instances == 2
+
+
+def test_a_whole_number_is_quoted_as_the_file_writes_it() -> None:
+    """The model keeps ``1`` ms as 1.0: the list says 1, as the file does, and 300000 judged."""
+    material = load_material(STEPS)
+    reference = load_design(STEPS / "designs" / "reference.yaml")
+    tool = reference.consumers.tool.model_copy(update={"max_poll_interval_ms": 1.0})
+    consumers = reference.consumers.model_copy(update={"tool": tool})
+    design = reference.model_copy(update={"consumers": consumers})
+    assert undecided_differences(material.loaded, design) == [
+        "consumers.tool.max_poll_interval_ms: 1 in the file, 300000 judged"
+    ]
