@@ -11,6 +11,7 @@ finds half a report.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -180,6 +181,10 @@ def grade_command(
     """Grade a design against every step; exit 0 pass, 1 fail, 2 bad input (a simulation the
     design makes too large or slow included), 3 internal error or a simulation stopped on a busy
     machine."""
+    if out is not None and not os.access(out.parent if str(out.parent) else Path("."), os.W_OK):
+        # Said before a grade of seconds is thrown away (emit() still reports any later failure).
+        typer.echo(f"error: cannot write {out}: its folder is missing or not writable", err=True)
+        raise typer.Exit(ExitCode.BAD_INPUT)
     simulate = budgeted(max_step_events, timeout_seconds)
     outcome = grade_file(design, steps_dir or get_settings().steps_dir, seed, simulate, step or ())
     result = outcome.result
