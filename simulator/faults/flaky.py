@@ -29,8 +29,9 @@ reference's first backoff before jitter. With ``n`` attempts the event is given 
 - the reference (6 attempts, ``b`` 1 s, cap 16 s, full jitter): all five waits must fit in
   ``c <= 1`` s, ``P = E[c**5] / (5! x 1 x 2 x 4 x 8 x 16) = 0.2083 / 122,880 = 1.7e-6`` per flaky
   event; with about 45 flaky events met per run, a run gives any up with probability 8e-5, and
-  three or more (the check's 5 % of 45) with about 7e-14;
-- no jitter (``W1`` = 1 s >= ``c``) or equal jitter (``W1 + W2 >= 1.5`` s): never given up;
+  three or more (over the check's 5 % of 45) with about 1e-13;
+- no jitter (``W1`` = 1 s >= ``c``), or equal jitter with 3 attempts or more (``W1 + W2 >= 1.5``
+  s): never given up;
 - ``max_attempts`` 1: every flaky event is given up at its first failure (100 %);
 - ``base_backoff_seconds`` 0: five waits of 0.01 s, 0.05 s in all, under the 0.2 s minimum: every
   flaky event is given up (100 %);
