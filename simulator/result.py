@@ -220,6 +220,32 @@ class Metrics(_Out):
         description="Of poison_given_up: dropped for want of a dead-letter topic (each also "
         "counted in lost: its effect never happens and nothing records why); None without.",
     )
+    flaky_events: int | None = Field(
+        None,
+        description="With flaky events (an unclassified error that clears a short time after "
+        "the event's first attempt): flaky events whose first attempt was made; None without.",
+    )
+    flaky_recovered: int | None = Field(
+        None,
+        description="Of flaky_events: went through on a retry made after their failure "
+        "cleared; None without flaky events.",
+    )
+    flaky_given_up: int | None = Field(
+        None,
+        description="Of flaky_events: given up (parked on the dead-letter topic, or dropped) "
+        "after every attempt failed, although a later retry would have gone through; None "
+        "without flaky events.",
+    )
+    flaky_given_up_after_max_s: float | None = Field(
+        None,
+        description="The longest a given-up flaky event was retried, from its first attempt to "
+        "being given up, seconds (0 for a single attempt); None when none was given up.",
+    )
+    flaky_clear_max_s: float | None = Field(
+        None,
+        description="The longest a met flaky event's failure lasted after its first attempt, "
+        "seconds; None without flaky events met.",
+    )
     order_violations: int = 0
     rebalances: int = 0
     members_kicked: int = Field(

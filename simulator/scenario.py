@@ -253,6 +253,43 @@ class Poison(_Fault):
     group: GroupName = "agent"
 
 
+class Flaky(_Fault):
+    """A fraction of events fail with an unclassified error that clears after a short time.
+
+    A timeout or a generic 5xx from a tool or the model looks like a poison event at its first
+    failure, but the attempt that comes after it has cleared goes through. Such failures count
+    toward ``failures.retry.max_attempts`` (the consumer cannot tell them from permanent ones)
+    and are retried with the group's backoff. Each flaky event's failure lasts a duration drawn
+    uniformly from ``[clears_after_min_seconds, clears_after_max_seconds]``, counted from its
+    first attempt.
+    """
+
+    kind: Literal["flaky"]
+    rate: float = Field(0.01, gt=0, le=1, description="Fraction of events that are flaky.")
+    group: GroupName = "agent"
+    clears_after_min_seconds: float = Field(
+        0.2,
+        ge=0,
+        le=3600,
+        description="Shortest time a flaky event's failure lasts after its first attempt.",
+    )
+    clears_after_max_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=3600,
+        description="Longest time a flaky event's failure lasts after its first attempt.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Flaky:
+        if self.clears_after_max_seconds < self.clears_after_min_seconds:
+            raise ValueError(
+                f"clears_after_max_seconds ({self.clears_after_max_seconds:g}) is below "
+                f"clears_after_min_seconds ({self.clears_after_min_seconds:g})"
+            )
+        return self
+
+
 class ConsumerPause(_Fault):
     """A consumer group stops for ``duration_seconds`` (hours, typically), then replays."""
 
@@ -339,6 +376,7 @@ Fault = Annotated[
     | ProviderOutage
     | BrokerLoss
     | Poison
+    | Flaky
     | ConsumerPause
     | SagaFailure,
     Field(discriminator="kind"),

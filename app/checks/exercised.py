@@ -35,6 +35,9 @@ EXERCISED_BY: dict[str, str] = {
     "order_violations": "processed",
     "lost": "processed",
     "state_writes_lost": "processed",
+    # Counted over the flaky events met (an event that failed once with an error that clears).
+    "flaky_given_up": "flaky_events",
+    "flaky_recovered": "flaky_events",
 }
 """Metric -> the count of the set it is judged over (a metric of the same level: top-level, or
 the same consumer group's in ``metrics.by_group[...]``)."""

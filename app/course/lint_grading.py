@@ -163,6 +163,9 @@ FAULT_METRICS: dict[str, str] = {
     "producer_blocked_seconds": "broker_loss",
     "offset_reset_errors": "consumer_pause",
     "offset_reset_skipped": "consumer_pause",
+    "flaky_events": "flaky",
+    "flaky_recovered": "flaky",
+    "flaky_given_up": "flaky",
     "saga_compensations": "saga_failure",
     "sagas_to_human_queue": "saga_failure",
 }

@@ -71,7 +71,7 @@ class FaultHooks(Protocol):
     the installed fault layers to a group).
 
     Called on rare paths only: a rejected step, a repeated agent step, a batch over
-    ``max_poll_interval_ms``, an event given up.
+    ``max_poll_interval_ms``, an event given up, an attempt of an event marked ``ASK``.
     """
 
     def retry_wait(self, part: Partition, t: float, code: float) -> float:
@@ -88,6 +88,10 @@ class FaultHooks(Protocol):
 
     def on_give_up(self, part: Partition, pos: int, t: float, dead_lettered: bool) -> None:
         """Offset ``pos`` was given up at ``t`` (dead-lettered or parked, else dropped)."""
+        ...
+
+    def failed_attempt(self, part: Partition, pos: int, t: float) -> float:
+        """An attempt of an ``ASK`` offset: -1 it goes through, else seconds to the next one."""
         ...
 
 

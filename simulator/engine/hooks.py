@@ -17,7 +17,9 @@ The hooks, in the order of a run:
 - on a group's rare paths, called by the data plane (``simulator.engine.group.FaultHooks``):
   ``retry_wait`` (a rejected step), ``on_repeat`` (a repeated agent step: a redelivery or a call a
   crash abandoned), ``on_slow_batch`` (a batch that outlasted ``max_poll_interval_ms``, noticed at
-  the poll after it), ``on_give_up`` (an event dead-lettered, parked or dropped);
+  the poll after it), ``on_give_up`` (an event dead-lettered, parked or dropped),
+  ``failed_attempt`` (an attempt of an event the layer marked ``ASK`` in
+  ``Partition.fail_attempts``: whether it fails);
 - ``on_crash``: members of a group are about to crash (raised by the worker-crash layer);
 - ``finish(sim)``: after the window's last event, before the engine assembles its result (a fault
   window added here still counts for ``drain_seconds``);
@@ -94,6 +96,13 @@ class FaultLayer:
         """Offset ``pos`` of ``part`` was given up at ``t``: dead-lettered or parked
         (``dead_lettered``), else dropped."""
 
+    def failed_attempt(self, group: ConsumerGroup, part: Partition, pos: int, t: float) -> float:
+        """An attempt at ``t`` of offset ``pos``, which a layer marked ``ASK`` in
+        ``part.fail_attempts``: -1 when it goes through (the step runs), else the seconds until
+        it is tried again (the failure counts toward ``failures.retry.max_attempts``; at the
+        limit the event is given up and the wait is unused)."""
+        return -1.0
+
     def on_crash(self, group: ConsumerGroup, t: float, members: Sequence[int]) -> None:
         """Members ``members`` of ``group`` crash at ``t`` (called just before the crash)."""
 
@@ -132,6 +141,7 @@ class Layers:
         self.on_repeat = [x for x in self.all if _overrides(x, "on_repeat")]
         self.on_slow_batch = [x for x in self.all if _overrides(x, "on_slow_batch")]
         self.on_give_up = [x for x in self.all if _overrides(x, "on_give_up")]
+        self.failed_attempt = [x for x in self.all if _overrides(x, "failed_attempt")]
 
     def find(self, cls: type[LayerT]) -> LayerT | None:
         """The layer of class ``cls``, or None when the simulation has none."""
@@ -174,8 +184,9 @@ class Layers:
 class GroupHooks:
     """The layers' data-plane hooks bound to one group (it is the group's ``faults``).
 
-    A rejected step and a repeated step take the first layer's answer that is not -1; a slow
-    batch is a kick when a layer says so; every layer hears of an event given up.
+    A rejected step, a repeated step and an attempt of an ``ASK`` event take the first layer's
+    answer that is not -1; a slow batch is a kick when a layer says so; every layer hears of an
+    event given up.
     """
 
     __slots__ = ("group", "layers")
@@ -208,6 +219,14 @@ class GroupHooks:
         """See :meth:`FaultLayer.on_give_up`."""
         for layer in self.layers.on_give_up:
             layer.on_give_up(self.group, part, pos, t, dead_lettered)
+
+    def failed_attempt(self, part: Partition, pos: int, t: float) -> float:
+        """See :meth:`FaultLayer.failed_attempt`."""
+        for layer in self.layers.failed_attempt:
+            wait = layer.failed_attempt(self.group, part, pos, t)
+            if wait >= 0.0:
+                return wait
+        return -1.0
 
 
 def amend(

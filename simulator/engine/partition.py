@@ -6,7 +6,7 @@ offset, batch, owner, state). The data plane orders what partitions do next by i
 keys*: ``(round(t x TICKS_PER_S) << PBITS) | partition``, which compare faster than tuples.
 
 ``Partition.fail_attempts`` (for the faults layer) maps an offset to how its attempts fail:
-a count of attempts that fail, :data:`EVERY_ATTEMPT`, :data:`PARK` or :data:`DROP`.
+a count of attempts that fail, :data:`EVERY_ATTEMPT`, :data:`PARK`, :data:`DROP` or :data:`ASK`.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ PARK = -2
 """``Partition.fail_attempts`` value: park the event at once (dead-lettered, e.g. quarantined)."""
 DROP = -3
 """``Partition.fail_attempts`` value: skip the event at once, uncounted (its fault counts it)."""
+ASK = -4
+"""``Partition.fail_attempts`` value: the faults layer decides each attempt (its
+``failed_attempt`` hook: the attempt goes through, or fails and is retried after a wait)."""
 
 
 class Partition:

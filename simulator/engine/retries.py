@@ -16,8 +16,10 @@ The data plane (``simulator.engine.consumers``) calls these only off its common 
   (:meth:`Retries.step_failed`); a failed step is retried under ``failures.retry`` and, when that
   limit is reached too, dead-lettered (with a dead-letter queue) or dropped (counted as lost).
 - **Poison and other per-event failures**: ``Partition.fail_attempts`` maps an offset to the
-  attempts that fail (``simulator.engine.partition.EVERY_ATTEMPT``: all of them), or to ``PARK`` /
-  ``DROP``, given up at once (:meth:`Retries.give_up`).
+  attempts that fail (``simulator.engine.partition.EVERY_ATTEMPT``: all of them), to ``PARK`` /
+  ``DROP``, given up at once (:meth:`Retries.give_up`), or to ``ASK``: the faults layer's
+  ``failed_attempt`` decides each attempt (a failure that clears after a while) and names the
+  wait before the next one. A failed attempt counts toward ``failures.retry`` like any other.
 - **Slow batches** (:meth:`Retries.poll_interval_exceeded`): a batch that took longer than
   ``max_poll_interval_ms``; the faults layer may kick its member.
 """
@@ -28,7 +30,7 @@ import heapq
 
 from simulator.design import Dedupe
 from simulator.engine.membership import Membership
-from simulator.engine.partition import ACTIVE, DROP, PARK, RETRY, Partition
+from simulator.engine.partition import ACTIVE, ASK, DROP, PARK, RETRY, Partition
 from simulator.engine.provider import REJECT_429, backoff_seconds
 
 
@@ -125,12 +127,13 @@ class Retries(Membership):
         part.state = RETRY
         self._replace_top(part, t + wait)
 
-    def step_failed(self, part: Partition, t: float) -> None:
+    def step_failed(self, part: Partition, t: float, wait: float | None = None) -> None:
         """The step at ``part.pos`` failed at ``t`` (its in-step retries are spent).
 
-        It is retried under ``failures.retry``; once that limit is reached it is dead-lettered
-        (with a dead-letter queue) or dropped and counted as lost, and the partition moves on.
-        The caller's heap entry for ``part`` must be at the top of the heap.
+        It is retried under ``failures.retry`` (after ``wait`` seconds when given, else the
+        policy's backoff drawn from the group's generator); once that limit is reached it is
+        dead-lettered (with a dead-letter queue) or dropped and counted as lost, and the
+        partition moves on. The caller's heap entry for ``part`` must be at the top of the heap.
         """
         self.step_failures += 1
         part.attempt = 0
@@ -140,7 +143,8 @@ class Retries(Membership):
             part.failures = 0
             self.give_up(part, t, dead_letter=self.dlq)
             return
-        wait = backoff_seconds(policy, part.failures, self.rng)
+        if wait is None:
+            wait = backoff_seconds(policy, part.failures, self.rng)
         part.state = RETRY
         self._replace_top(part, t + wait)
 
@@ -213,6 +217,15 @@ class Retries(Membership):
             if left in (PARK, DROP):
                 part.state = ACTIVE
                 self.give_up(part, t, dead_letter=left == PARK, count=False)
+                return None
+            if left == ASK:
+                wait = -1.0 if self.faults is None else self.faults.failed_attempt(part, pos, t)
+                if wait < 0.0:
+                    return step
+                self.unavailable_errors += 1
+                self._error_at(t)
+                part.state = ACTIVE
+                self.step_failed(part, t, wait)
                 return None
             if left != 0:
                 if left > 0:

@@ -72,14 +72,18 @@ MAX_AUTO_COMMIT_TICKS = 20_000
 """Auto-commit ticks per group at most; a shorter interval is simulated at duration / this."""
 OUTBOX_RELAY = "outbox_relay"
 """Key of the outbox relay's generator (the phase of its polls) in :func:`make_rngs`' dict."""
+FAULT_DRAWS = "fault_draws"
+"""Key of the generator fault layers draw from when their draws must leave every other stream as
+it was (``Simulation.fault_rng``; the flaky events of ``simulator.faults.flaky``)."""
 
 
 class Simulation:
     """One simulation: the SimPy ``env``, the consumer groups, their stages, and the samples.
 
-    ``env``: a fresh ``simpy.Environment``. ``rngs``: one ``random.Random`` per group (jitter).
-    Build it, plug fault layers in (``simulator.simulation``), then :meth:`start`, start the
-    faults' processes, :meth:`run_to_end` and :meth:`result`.
+    ``env``: a fresh ``simpy.Environment``. ``rngs``: :func:`make_rngs`' dict (a ``random.Random``
+    per group for jitter, the outbox relay's, and ``fault_rng``, the fault layers'). Build it,
+    plug fault layers in (``simulator.simulation``), then :meth:`start`, start the faults'
+    processes, :meth:`run_to_end` and :meth:`result`.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class Simulation:
         rngs: dict[str, random.Random],
     ):
         self.env = env
+        self.fault_rng = rngs[FAULT_DRAWS]
         self.design = design
         self.scenario = scenario
         self.workload = workload
@@ -612,12 +617,13 @@ class _Totals:
 
 
 def make_rngs(seed: int) -> tuple[np.random.Generator, dict[str, random.Random]]:
-    """The workload's numpy generator and a ``random.Random`` per group and for the outbox relay
-    (key :data:`OUTBOX_RELAY`), all from ``seed``. The relay's is the last child spawned, so the
+    """The workload's numpy generator and a ``random.Random`` per group, for the outbox relay
+    (key :data:`OUTBOX_RELAY`) and for the fault layers' own draws (:data:`FAULT_DRAWS`), all from
+    ``seed``. Children are spawned in that order and a new one is added at the end, so the
     others are the same children as before it existed."""
-    children = np.random.SeedSequence(seed).spawn(2 + len(GROUPS))
+    children = np.random.SeedSequence(seed).spawn(3 + len(GROUPS))
     workload_rng = np.random.Generator(np.random.PCG64(children[0]))
-    streams = [*GROUPS, OUTBOX_RELAY]
+    streams = [*GROUPS, OUTBOX_RELAY, FAULT_DRAWS]
     rngs: dict[str, random.Random] = {
         name: random.Random(int(children[i + 1].generate_state(2, np.uint64)[0]))
         for i, name in enumerate(streams)

@@ -20,14 +20,16 @@ order (which is also the order their counts and notes are added to the result):
                           instance); ``member_pause``: ``MemberPauses`` (evicted past the session
                           timeout)
 ``state_failover``        :mod:`.failover` (writes down, async replication's lost window, rebuild)
-``poison``                :mod:`.poison` (stalls, dead-letter queue, per-key quarantine, order)
+``poison``, ``flaky``     :mod:`.poison` (stalls, dead-letter queue, per-key quarantine, order) and
+                          :mod:`.flaky` (unclassified errors that clear: retried under the limit)
 ``broker_loss``           :mod:`.broker` (acks, min.insync.replicas, replication factor)
 ``consumer_pause``        :mod:`.replay` (offset expiry, ``auto.offset.reset``, replay and key ages)
 ``saga_failure``          :mod:`.saga` (compensations, their order and keys, the human queue)
 ========================  ==========================================================================
 
-Every fault adds its window to ``fault_windows`` (charts shade it; ``drain_seconds`` is measured
-from the end of the last one), and errors show in the errors time series.
+Every fault but ``flaky`` (whose retries last about a second) adds its window to
+``fault_windows`` (charts shade it; ``drain_seconds`` is measured from the end of the last one),
+and errors show in the errors time series.
 
 To add a fault: a module here with a ``FaultLayer`` subclass (its ``kinds``, ``start`` and the
 hooks it needs, its counts in ``contribute``), its scenario model in ``simulator.scenario``, and

@@ -18,10 +18,15 @@ keeping the key's order; without it each one applied counts in ``order_violation
 
 Each stall is a fault window (from the partition reaching the event to giving it up, or the end of
 the window when it never does), so ``drain_seconds`` measures recovery after the last stall.
+
+The same layer simulates ``flaky`` faults (:mod:`simulator.faults.flaky`: an unclassified error
+that clears after a short time): a flaky event given up is parked or dropped like a poison event,
+its key quarantined or its later events counted in ``order_violations`` the same way.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,11 +37,19 @@ import simpy
 from simulator.engine.hooks import FaultLayer, Layers, amend
 from simulator.engine.metrics import sig
 from simulator.engine.partition import EVERY_ATTEMPT, PARK
+from simulator.faults.flaky import (
+    FlakyEvent,
+    failed_attempt,
+    flaky_figures,
+    flaky_given_up,
+    start_flaky,
+)
 from simulator.result import FaultWindow, SimulationResult
-from simulator.scenario import Poison
+from simulator.scenario import Flaky, Poison
 
 if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup
+    from simulator.engine.eventlog import Topic
     from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
     from simulator.scenario import Fault
@@ -62,11 +75,16 @@ class Stall:
 
 @dataclass
 class PoisonState:
-    """The poison events of one group and what became of them."""
+    """The poison and flaky events of one group and what became of them (``has_poison``: the
+    group has a poison fault; ``flaky``: its flaky events by (partition, offset), ``flaky_rng``
+    the jitter of their retries, None without a flaky fault)."""
 
     group: str
     quarantine: bool
+    has_poison: bool = False
     poison: dict[tuple[int, int], Stall] = field(default_factory=dict)
+    flaky: dict[tuple[int, int], FlakyEvent] = field(default_factory=dict)
+    flaky_rng: random.Random | None = None
     given_up: dict[int, tuple[int, float]] = field(default_factory=dict)
     marked: int = 0
     quarantined: int = 0
@@ -76,10 +94,11 @@ class PoisonState:
 
 
 class PoisonEvents(FaultLayer):
-    """``poison`` faults (see the module docstring): ``states``, one :class:`PoisonState` per
-    group with poison (by group name). Contributes ``order_violations`` and a note per group."""
+    """``poison`` and ``flaky`` faults (see the module docstring): ``states``, one
+    :class:`PoisonState` per group with either (by group name). Contributes
+    ``order_violations``, the ``poison_*`` and ``flaky_*`` metrics and a note per group."""
 
-    kinds = ("poison",)
+    kinds = ("poison", "flaky")
 
     def __init__(self) -> None:
         self.states: dict[str, PoisonState] = {}
@@ -90,11 +109,15 @@ class PoisonEvents(FaultLayer):
         self.sim = sim
 
     def start(self, sim: Simulation, fault: Fault) -> Generator[simpy.Event, Any, None]:
-        """SimPy process of a ``poison`` fault: marks the poison events at time 0."""
-        assert isinstance(fault, Poison)
+        """SimPy process of a ``poison`` or ``flaky`` fault: marks its events at time 0."""
+        assert isinstance(fault, Poison | Flaky)
         group = sim.groups[fault.group]
-        topic = sim.topics[fault.group]
         state = self._state(sim, group)
+        if isinstance(fault, Flaky):
+            start_flaky(sim, group, state, fault)
+            return
+        state.has_poison = True
+        topic = sim.topics[fault.group]
         rng = np.random.Generator(np.random.PCG64(group.rng.getrandbits(64)))
         if sim.world is not None and sim.graph is not None:
             _mark_as_produced(sim, group, state, fault, rng)
@@ -123,11 +146,18 @@ class PoisonEvents(FaultLayer):
             )
         return self.states[group.name]
 
+    def failed_attempt(self, group: ConsumerGroup, part: Partition, pos: int, t: float) -> float:
+        """An attempt of a flaky event (:func:`simulator.faults.flaky.failed_attempt`)."""
+        state = self.states.get(group.name)
+        if state is None:
+            return -1.0
+        return failed_attempt(state, group, part, pos, t)
+
     def on_give_up(
         self, group: ConsumerGroup, part: Partition, pos: int, t: float, dead_lettered: bool
     ) -> None:
-        """An event of a group with poison was given up: end its stall (and park the later
-        events of its key, with ``quarantine_per_key``)."""
+        """An event of a group with poison or flaky events was given up: end its stall (and
+        park the later events of its key, with ``quarantine_per_key``)."""
         state = self.states.get(group.name)
         if state is not None and self.sim is not None:
             _given_up(self.sim, state, group, part, pos, t, dead_lettered)
@@ -143,6 +173,15 @@ class PoisonEvents(FaultLayer):
             return result
         notes: list[str] = []
         for s in states.values():
+            if s.flaky_rng is not None:
+                met = [e for e in s.flaky.values() if e.first_attempt_s is not None]
+                notes.append(
+                    f"flaky events in {s.group}: {len(met)} met, "
+                    f"{sum(1 for e in met if e.recovered_s is not None)} went through on a retry, "
+                    f"{sum(1 for e in met if e.given_up_s is not None)} given up"
+                )
+            if not s.has_poison:
+                continue
             done = [x.seconds for x in s.poison.values() if x.seconds is not None]
             stuck = sum(1 for x in s.poison.values() if x.given_up_s is None and x.behind)
             mean = sum(done) / len(done) if done else 0.0
@@ -151,6 +190,17 @@ class PoisonEvents(FaultLayer):
                 f"of {mean:.1f} s, {stuck} still stalling; {s.quarantined} parked behind their key"
             )
         violations = sum(s.order_violations for s in states.values())
+        figures: dict[str, float | None] = {
+            key: sig(value) if isinstance(value, float) else value
+            for key, value in flaky_figures(list(states.values())).items()
+        }
+        if not any(s.has_poison for s in states.values()):
+            return amend(
+                result,
+                notes,
+                order_violations=result.metrics.order_violations + violations,
+                **figures,
+            )
         stalls = [x for s in states.values() for x in s.poison.values()]
         holding = [
             x for x in stalls if x.seconds is None and x.behind and x.reached_s <= sim.duration
@@ -166,6 +216,7 @@ class PoisonEvents(FaultLayer):
             poison_still_holding=len(holding),
             poison_given_up=len(given_up),
             poison_dropped=sum(1 for x in given_up if not x.parked),
+            **figures,
         )
 
 
@@ -183,6 +234,9 @@ def _given_up(
     state.given_up[part.pid] = (pos, t)
     stall = state.poison.get((part.pid, pos))
     if stall is None:
+        flaky = bool(state.flaky) and flaky_given_up(state, part, pos, t, parked)
+        if flaky and parked and state.quarantine:
+            _quarantine(sim, state, group, part, pos)
         return
     stall.given_up_s = t
     stall.parked = parked
@@ -190,16 +244,24 @@ def _given_up(
     stall.behind = part.log_end(t) - (pos + 1)
     sim.fault_windows.append(FaultWindow(kind="poison", start_s=stall.reached_s, end_s=t))
     if parked and state.quarantine:
-        keys = sim.partition_keys(group.name, part)
-        if sim.world is not None:
-            state.parked_keys.add((part.pid, int(keys[pos])))
-        later = np.nonzero(keys[pos + 1 :] == keys[pos])[0] + pos + 1
-        if part.fail_attempts is None:
-            part.fail_attempts = {}
-        for offset in later.tolist():
-            if part.fail_attempts.get(offset) != PARK:
-                part.fail_attempts[offset] = PARK
-                state.quarantined += 1
+        _quarantine(sim, state, group, part, pos)
+
+
+def _quarantine(
+    sim: Simulation, state: PoisonState, group: ConsumerGroup, part: Partition, pos: int
+) -> None:
+    """Offset ``pos`` of ``part`` was parked: park the later events of its key behind it (as
+    they reach the log, in a causal run)."""
+    keys = sim.partition_keys(group.name, part)
+    if sim.world is not None:
+        state.parked_keys.add((part.pid, int(keys[pos])))
+    later = np.nonzero(keys[pos + 1 :] == keys[pos])[0] + pos + 1
+    if part.fail_attempts is None:
+        part.fail_attempts = {}
+    for offset in later.tolist():
+        if part.fail_attempts.get(offset) != PARK:
+            part.fail_attempts[offset] = PARK
+            state.quarantined += 1
 
 
 def _reached(part: Partition, pos: int, previous: tuple[int, float] | None = None) -> float:
@@ -234,11 +296,22 @@ def finish(sim: Simulation, states: dict[str, PoisonState]) -> None:
                 continue
             if state.quarantine or not group.dlq:
                 continue
-            lo = int(topic.start[p])
-            keys = topic.key[lo : lo + part.n]
-            finishes = np.asarray(part.first_finish[offset + 1 :], dtype=np.float64)
-            same = keys[offset + 1 :] == keys[offset]
-            state.order_violations += int(np.count_nonzero(same & np.isfinite(finishes)))
+            state.order_violations += _applied_after(topic, part, offset)
+        if state.quarantine or not group.dlq:
+            continue
+        for (p, offset), event in state.flaky.items():
+            if event.given_up_s is not None:
+                state.order_violations += _applied_after(topic, group.parts[p], offset)
+
+
+def _applied_after(topic: Topic, part: Partition, offset: int) -> int:
+    """Later events of the key of ``part``'s parked ``offset`` that were applied (each applied
+    ahead of it: it comes back from the dead-letter topic later)."""
+    lo = int(topic.start[part.pid])
+    keys = topic.key[lo : lo + part.n]
+    finishes = np.asarray(part.first_finish[offset + 1 :], dtype=np.float64)
+    same = keys[offset + 1 :] == keys[offset]
+    return int(np.count_nonzero(same & np.isfinite(finishes)))
 
 
 def _mark_as_produced(

@@ -10,6 +10,7 @@ from simulator.design import Design
 from simulator.result import SimulationResult
 from simulator.scenario import (
     ConsumerPause,
+    Flaky,
     Poison,
     Rebalance,
     RollingRestart,
@@ -23,7 +24,8 @@ SCENARIOS = sorted(p.stem for p in (STEPS / "scenarios").glob("*.yaml"))
 
 
 def expected_windows(design: Design, scenario: Scenario) -> list[tuple[str, float, float]]:
-    """The window each injected fault should report (poison stalls and sagas have their own)."""
+    """The window each injected fault should report (poison stalls and sagas have their own;
+    flaky events none: their retries last about a second)."""
     out: list[tuple[str, float, float]] = []
     for f in scenario.faults:
         if isinstance(f, StateFailover):
@@ -40,7 +42,7 @@ def expected_windows(design: Design, scenario: Scenario) -> list[tuple[str, floa
             if expired and design.event_log.auto_offset_reset == "none":
                 end += f.operator_response_seconds
             out.append((f.kind, f.at_seconds, end))
-        elif not isinstance(f, Poison | SagaFailure):
+        elif not isinstance(f, Poison | Flaky | SagaFailure):
             out.append((f.kind, f.at_seconds, f.at_seconds + f.duration_seconds))
     return sorted(out)
 
