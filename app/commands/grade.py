@@ -38,7 +38,6 @@ from app.grading.grader import (
 from app.grading.reports import ReportFormat, emit, render
 from app.grading.result import GradeResult
 from app.settings import get_settings
-from app.sim_budget import DESIGN_FILE
 from simulator.errors import InputFileError
 from simulator.files import line_of, load_design, parse_yaml, read_text
 
@@ -129,6 +128,8 @@ def _chosen_steps(material: CourseMaterial, wanted: Sequence[str]) -> list[Loade
 def _located(result: GradeResult, design_path: Path) -> GradeResult:
     """``result`` with its problems about a design field (file ``design``: a refused simulation
     names the field, not where it came from) pointing at ``design_path`` and the field's line."""
+    from app.sim_budget import DESIGN_FILE  # here: it loads the engine, which lint never needs
+
     if not any(p.file == DESIGN_FILE for p in result.errors):
         return result
     try:
