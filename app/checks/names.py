@@ -248,7 +248,9 @@ def key_type(container: Any, key: object) -> Any:
     return item_type(container)
 
 
+@cache
 def _is_dict(annotation: Any) -> bool:
+    """Whether an annotation (hashable, as every one the walk reaches) is a dict."""
     return any(get_origin(tp) is dict for tp in members(annotation))
 
 
