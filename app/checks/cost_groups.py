@@ -70,7 +70,7 @@ def _label(label: str, extras: list[str]) -> str:
     return f"{label}, with {' and '.join(extras)}" if extras else label
 
 
-_COMPONENT_LABELS: dict[str, str] = {
+COMPONENT_LABELS: dict[str, str] = {
     "model_tokens": "the model calls' tokens",
     "fallback_provider": "the fallback provider's calls",
     "repeats_steady": "model calls repeated in the peak's own run",
@@ -103,7 +103,7 @@ def cost_changes(cost: Cost, baseline: Cost) -> list[tuple[str, str, float]]:
     changes = [
         (
             name,
-            _COMPONENT_LABELS.get(name, name.replace("_", " ")),
+            COMPONENT_LABELS.get(name, name.replace("_", " ")),
             round(cost.by_component.get(name, 0.0) - baseline.by_component.get(name, 0.0), 2),
         )
         for name in names

@@ -23,11 +23,18 @@ from app.checks.names import (
     FUNCTIONS,
     ROOT_TYPES,
     UnknownAttribute,
+    UnknownKey,
     allowed_attributes,
     attribute_type,
-    item_type,
+    comparison_problem,
+    fault_type,
+    key_type,
     known_names,
 )
+from simulator.scenario import Scenario
+
+ReadScenario = tuple[str, Scenario]
+"""The scenario a template reads, with its name (as app.checks.expressions.ReadScenario)."""
 
 
 class ExplanationError(Exception):
@@ -105,16 +112,117 @@ def render_explanation(template: str, names: Mapping[str, Any]) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _walk_type(node: nodes.Node, shadowed: set[str]) -> Any:
+def _walk_type(
+    node: nodes.Node,
+    shadowed: set[str],
+    scenario: ReadScenario | None = None,
+    resolved: dict[str, Any] | None = None,
+) -> Any:
+    """The type an attribute chain reaches, or Any when unknown; raises UnknownAttribute as
+    app.checks.expressions' walk does. ``resolved``: the types of the names the template sets
+    once at its top level (:func:`_set_types`); other names it binds are Any."""
     if isinstance(node, nodes.Name):
+        if resolved is not None and node.name in resolved:
+            return resolved[node.name]
         return Any if node.name in shadowed else ROOT_TYPES.get(node.name, Any)
     if isinstance(node, nodes.Getattr):
-        owner = _walk_type(node.node, shadowed)
-        return Any if owner is Any else attribute_type(owner, node.attr)
+        owner = _walk_type(node.node, shadowed, scenario, resolved)
+        return Any if owner is Any else attribute_type(owner, node.attr, keys_as_attributes=True)
     if isinstance(node, nodes.Getitem):
-        owner = _walk_type(node.node, shadowed)
-        return Any if owner is Any else item_type(owner)
+        key = node.arg.value if isinstance(node.arg, nodes.Const) else None
+        if scenario is not None and _is_faults(node.node, shadowed):
+            return fault_type(scenario[1], scenario[0], key)
+        owner = _walk_type(node.node, shadowed, scenario, resolved)
+        return Any if owner is Any else key_type(owner, key)
     return Any
+
+
+def _is_faults(node: nodes.Node, shadowed: set[str]) -> bool:
+    """Whether ``node`` is ``scenario.faults`` (the root, not a name the template binds)."""
+    return (
+        isinstance(node, nodes.Getattr)
+        and node.attr == "faults"
+        and isinstance(node.node, nodes.Name)
+        and node.node.name == "scenario"
+        and "scenario" not in shadowed
+    )
+
+
+def _set_types(
+    tree: nodes.Template, found: list[nodes.Node], scenario: ReadScenario | None
+) -> dict[str, Any]:
+    """The type of each name the template sets once, at its top level (``{% set f =
+    scenario.faults[1] %}``), so that ``f.instances`` is checked like the path it stands for
+    (steps/README: put ``{% set %}`` at the top level). A name bound anywhere else, or twice,
+    is left out (Any)."""
+    stores: dict[str, int] = {}
+    for n in found:
+        if isinstance(n, nodes.Name) and n.ctx in ("store", "param"):
+            stores[n.name] = stores.get(n.name, 0) + 1
+    shadowed = set(stores)
+    resolved: dict[str, Any] = {}
+    for statement in tree.body:
+        if (
+            isinstance(statement, nodes.Assign)
+            and isinstance(statement.target, nodes.Name)
+            and stores[statement.target.name] == 1
+        ):
+            try:
+                kind = _walk_type(statement.node, shadowed, scenario, resolved)
+            except UnknownAttribute:
+                kind = Any  # reported where the path is read
+            resolved[statement.target.name] = kind
+    return resolved
+
+
+def _path(node: nodes.Node) -> str:
+    """A name, attribute and item chain as the author wrote it (``metrics.by_group["agent"]``);
+    ``...`` for anything else."""
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Getattr):
+        return f"{_path(node.node)}.{node.attr}"
+    if isinstance(node, nodes.Getitem):
+        key = repr(node.arg.value) if isinstance(node.arg, nodes.Const) else "..."
+        return f"{_path(node.node)}[{key}]"
+    return "..."
+
+
+def _constants(node: nodes.Node) -> list[object] | None:
+    """The constants of a literal tuple or list (``("all", "1")``), else None."""
+    if isinstance(node, nodes.Tuple | nodes.List) and all(
+        isinstance(item, nodes.Const) for item in node.items
+    ):
+        return [item.value for item in node.items if isinstance(item, nodes.Const)]
+    return None
+
+
+def _comparison_problems(node: nodes.Compare, walk: Any) -> list[str]:
+    """As app.checks.expressions' comparisons: an enum or Literal field compared with a value it
+    never holds, a constant key tested with ``in`` against a dict that never holds it.
+    ``walk``: node -> type (Any when the walk fails)."""
+    problems: list[str] = []
+    sides = [node.expr, *(operand.expr for operand in node.ops)]
+    for left, operand, right in zip(sides, node.ops, sides[1:], strict=False):
+        pairs: list[tuple[nodes.Node, object]] = []
+        if operand.op in ("eq", "ne"):
+            if isinstance(right, nodes.Const):
+                pairs.append((left, right.value))
+            elif isinstance(left, nodes.Const):
+                pairs.append((right, left.value))
+        elif operand.op in ("in", "notin"):
+            if (values := _constants(right)) is not None:
+                pairs += [(left, value) for value in values]
+            elif isinstance(left, nodes.Const) and isinstance(left.value, str):
+                try:
+                    key_type(walk(right), left.value)
+                except UnknownAttribute as exc:
+                    problems.append(f"template line {node.lineno}: {_path(right)}: {exc}")
+        for field, value in pairs:
+            why = comparison_problem(walk(field), value)
+            if why is not None:
+                problems.append(f"template line {node.lineno}: {_path(field)}: {why}")
+    return problems
 
 
 def _all_nodes(tree: nodes.Template) -> list[nodes.Node]:
@@ -167,8 +275,11 @@ def _unknown_filters_and_tests(found: list[nodes.Node]) -> list[str]:
     return problems
 
 
-def explanation_problems(template: str) -> list[str]:
-    """Everything wrong with a template before it renders: syntax, unknown names and fields."""
+def explanation_problems(template: str, scenario: ReadScenario | None = None) -> list[str]:
+    """Everything wrong with a template before it renders: syntax, unknown names, fields and
+    dict keys, an enum compared with a value it never holds, and with the ``scenario`` it reads,
+    a fault past its faults (or a field its fault lacks). Names set once at the top level are
+    checked through what they stand for."""
     try:
         tree = parsed(template)
     except TemplateSyntaxError as exc:
@@ -180,10 +291,23 @@ def explanation_problems(template: str) -> list[str]:
     for name in sorted(undeclared - allowed):
         problems.append(f"unknown name {name!r}; known names: {', '.join(known_names())}")
     shadowed = _assigned_names(found)
+    resolved = _set_types(tree, found, scenario)
+
+    def walk(node: nodes.Node) -> Any:
+        try:
+            return _walk_type(node, shadowed, scenario, resolved)
+        except UnknownAttribute:
+            return Any
+
+    at: dict[str, str] = {}  # each walk error at the innermost node that raises it
     for node in found:
         if isinstance(node, nodes.Getattr | nodes.Getitem):
             try:
-                _walk_type(node, shadowed)
+                _walk_type(node, shadowed, scenario, resolved)
             except UnknownAttribute as exc:
-                problems.append(f"template line {node.lineno}: {exc}")
+                path = f"{_path(node)}: " if isinstance(exc, UnknownKey) else ""
+                at[str(exc)] = f"template line {node.lineno}: {path}"
+        elif isinstance(node, nodes.Compare):
+            problems += _comparison_problems(node, walk)
+    problems += [f"{where}{message}" for message, where in at.items()]
     return list(dict.fromkeys(problems))

@@ -21,12 +21,20 @@ from app.checks.names import (
     CONSTANTS,
     FUNCTIONS,
     ROOT_TYPES,
+    PastTheFaults,
     UnknownAttribute,
     allowed_attributes,
     attribute_type,
-    item_type,
+    comparison_problem,
+    fault_type,
+    key_type,
     known_names,
 )
+from simulator.scenario import Scenario
+
+ReadScenario = tuple[str, Scenario]
+"""The scenario a check reads, with its name: lint then knows its faults (``scenario.faults[N]``
+in range, and of which kind)."""
 
 
 class ExpressionError(Exception):
@@ -99,22 +107,85 @@ def _bound_names(found: list[ast.AST]) -> set[str]:
     return bound
 
 
-def _walk_type(node: ast.expr, bound: set[str]) -> Any:
-    """The type an attribute chain reaches, or Any when unknown; raises UnknownAttribute."""
+def _is_faults(node: ast.expr, bound: set[str]) -> bool:
+    """Whether ``node`` is ``scenario.faults`` (the root, not a name bound in the expression)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "faults"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "scenario"
+        and "scenario" not in bound
+    )
+
+
+def _walk_type(node: ast.expr, bound: set[str], scenario: ReadScenario | None = None) -> Any:
+    """The type an attribute chain reaches, or Any when unknown; raises UnknownAttribute for an
+    unknown field, a key a dict of app.checks.names.DICT_KEYS never holds, or (with the
+    ``scenario`` the check reads) an index past its faults."""
     if isinstance(node, ast.Name):
         return Any if node.id in bound else ROOT_TYPES.get(node.id, Any)
     if isinstance(node, ast.Attribute):
-        owner = _walk_type(node.value, bound)
+        owner = _walk_type(node.value, bound, scenario)
         return Any if owner is Any else attribute_type(owner, node.attr)
     if isinstance(node, ast.Subscript):
-        owner = _walk_type(node.value, bound)
-        return Any if owner is Any else item_type(owner)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if scenario is not None and _is_faults(node.value, bound):
+            return fault_type(scenario[1], scenario[0], key)
+        owner = _walk_type(node.value, bound, scenario)
+        return Any if owner is Any else key_type(owner, key)
     return Any
 
 
-def expression_problems(expr: str) -> list[str]:
+def _type_or_any(node: ast.expr, bound: set[str], scenario: ReadScenario | None) -> Any:
+    try:
+        return _walk_type(node, bound, scenario)
+    except UnknownAttribute:
+        return Any  # reported by the walk of the node itself
+
+
+def _constants(node: ast.expr) -> list[object] | None:
+    """The constants of a literal tuple, list or set (``("all", "1")``), else None."""
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(
+        isinstance(e, ast.Constant) for e in node.elts
+    ):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    return None
+
+
+def _comparison_problems(
+    node: ast.Compare, bound: set[str], scenario: ReadScenario | None
+) -> list[str]:
+    """A field of enum or Literal type compared (==, !=, in, not in) with a value it never
+    holds, and a constant key tested with ``in`` against a dict that never holds it."""
+    problems: list[str] = []
+    sides = [node.left, *node.comparators]
+    for left, op, right in zip(sides, node.ops, sides[1:], strict=False):
+        pairs: list[tuple[ast.expr, object]] = []
+        if isinstance(op, ast.Eq | ast.NotEq):
+            if isinstance(right, ast.Constant):
+                pairs.append((left, right.value))
+            elif isinstance(left, ast.Constant):
+                pairs.append((right, left.value))
+        elif isinstance(op, ast.In | ast.NotIn):
+            if (values := _constants(right)) is not None:
+                pairs += [(left, value) for value in values]
+            elif isinstance(left, ast.Constant) and isinstance(left.value, str):
+                try:
+                    key_type(_type_or_any(right, bound, scenario), left.value)
+                except UnknownAttribute as exc:
+                    problems.append(f"{ast.unparse(right)}: {exc}")
+        for field, value in pairs:
+            why = comparison_problem(_type_or_any(field, bound, scenario), value)
+            if why is not None:
+                problems.append(f"{ast.unparse(field)}: {why}")
+    return problems
+
+
+def expression_problems(expr: str, scenario: ReadScenario | None = None) -> list[str]:
     """Everything wrong with an expression before it runs: syntax, unsupported syntax, unknown
-    names, functions and fields. Returns messages; an empty list means it is well formed."""
+    names, functions, fields and dict keys, an enum compared with a value it never holds, and
+    with the ``scenario`` the expression reads, a fault past its faults (or a field its fault
+    lacks). Returns messages; an empty list means it is well formed."""
     try:
         tree = parse(expr)
     except SyntaxError as exc:
@@ -136,10 +207,14 @@ def expression_problems(expr: str) -> list[str]:
             )
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             problems.append(f"attribute {node.attr!r} is private")
+    at: dict[str, str] = {}  # each walk error at the innermost node that raises it
     for node in found:
         if isinstance(node, ast.Attribute | ast.Subscript):
             try:
-                _walk_type(node, bound)
+                _walk_type(node, bound, scenario)
             except UnknownAttribute as exc:
-                problems.append(f"{ast.unparse(node)}: {exc}")
+                at[str(exc)] = "" if isinstance(exc, PastTheFaults) else ast.unparse(node)
+        elif isinstance(node, ast.Compare):
+            problems += _comparison_problems(node, bound, scenario)
+    problems += [f"{text}: {message}" if text else message for message, text in at.items()]
     return list(dict.fromkeys(problems))

@@ -15,7 +15,9 @@ Every check, explanation and step figure is evaluated over the same names:
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
 those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
-uses the same type walk to reject an unknown name or field before a learner ever meets it.
+uses the same type walk to reject an unknown name or field before a learner ever meets it, a key
+a dict never holds (DICT_KEYS: consumer groups, capacity limits, cost components), an enum
+compared with a value it does not have, and a fault past the faults of the scenario a check reads.
 """
 
 from __future__ import annotations
@@ -24,16 +26,20 @@ import difflib
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from app.checks.cost_groups import cost_changes, cost_groups
+from app.checks.cost_groups import COMPONENT_LABELS, cost_changes, cost_groups
+from simulator.capacity import LimitingFactor
 from simulator.design import Design
 from simulator.estimate import Estimate
-from simulator.result import Cost, Metrics
+from simulator.estimate.figures import GroupEstimate
+from simulator.groups import GROUPS
+from simulator.result import Cost, GroupMetrics, Metrics
 from simulator.scenario import Scenario
 
 
@@ -165,10 +171,43 @@ def _is_enum(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, Enum)
 
 
+@dataclass(frozen=True)
+class Keys:
+    """The keys a dict-valued field can hold, carried on its annotation
+    (``Annotated[dict[str, X], Keys(...)]``) so that lint refuses a key grading would not find.
+    ``what`` names one key in the author's terms ("consumer group")."""
+
+    what: str
+    values: tuple[str, ...]
+
+
+_LIMITS = tuple(factor.value for factor in LimitingFactor)
+
+DICT_KEYS: dict[tuple[type[BaseModel], str], Keys] = {
+    (Metrics, "by_group"): Keys("consumer group", GROUPS),
+    (Estimate, "by_group"): Keys("consumer group", GROUPS),
+    (GroupMetrics, "limits_utilisation"): Keys("capacity limit", _LIMITS),
+    (GroupEstimate, "limits_eps"): Keys("capacity limit", _LIMITS),
+    (Cost, "by_component"): Keys("cost component", tuple(COMPONENT_LABELS)),
+}
+"""The keys of every dict-valued field a check can read, by (model, field): the consumer groups
+(simulator.groups), the capacity limits (simulator.capacity.LimitingFactor, the keys of
+``capacity_limits``) and the bill's components (simulator.cost names them; app.checks.cost_groups
+labels each). A key outside them is absent from every run (a KeyError when graded); a group or
+limit inside them may still be absent from one run (a group with no load, a limit of another
+group)."""
+
+
 @cache
 def model_attributes(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's readable attributes: every field and every property, with their types."""
-    found: dict[str, Any] = {name: info.annotation for name, info in model.model_fields.items()}
+    """A model's readable attributes: every field and every property, with their types; a
+    dict-valued field of DICT_KEYS is ``Annotated`` with its Keys."""
+    found: dict[str, Any] = {
+        name: Annotated[info.annotation, DICT_KEYS[(model, name)]]
+        if (model, name) in DICT_KEYS
+        else info.annotation
+        for name, info in model.model_fields.items()
+    }
     for klass in reversed(model.__mro__):
         for name, value in vars(klass).items():
             if isinstance(value, property) and not name.startswith("_") and value.fget is not None:
@@ -181,12 +220,52 @@ class UnknownAttribute(LookupError):
     """``owner.attr`` names nothing readable; the message suggests the nearest names."""
 
 
-def attribute_type(owner: Any, attr: str) -> Any:
+class UnknownKey(UnknownAttribute):
+    """``container[key]`` with a key a dict of DICT_KEYS never holds."""
+
+
+def _suggest(wrong: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(wrong, known, n=3)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def dict_keys(annotation: Any) -> Keys | None:
+    """The Keys an annotation carries (a field of DICT_KEYS), else None."""
+    if get_origin(annotation) is Annotated:
+        return next((m for m in annotation.__metadata__ if isinstance(m, Keys)), None)
+    return None
+
+
+def key_type(container: Any, key: object) -> Any:
+    """The type of ``container[key]`` (as item_type); raises UnknownAttribute when ``container``
+    is a dict of DICT_KEYS and ``key`` a string that is none of its keys (UnknownKey)."""
+    keys = dict_keys(container)
+    if keys is not None and isinstance(key, str) and key not in keys.values:
+        raise UnknownKey(
+            f"no {keys.what} {key!r}: the {keys.what}s are {', '.join(keys.values)}"
+            + _suggest(key, list(keys.values))
+        )
+    return item_type(container)
+
+
+@cache
+def _is_dict(annotation: Any) -> bool:
+    """Whether an annotation (hashable, as every one the walk reaches) is a dict."""
+    return any(get_origin(tp) is dict for tp in members(annotation))
+
+
+def attribute_type(owner: Any, attr: str, *, keys_as_attributes: bool = False) -> Any:
     """The type of ``owner.attr`` for a type reached by the walk, or Any when it cannot be known.
 
     Raises UnknownAttribute when every concrete type behind ``owner`` is a model or an enum and
-    none of them has ``attr``.
+    none of them has ``attr``. On a dict, ``attr`` is a key with ``keys_as_attributes`` (Jinja
+    falls back to the item: ``metrics.by_group.agent``), else an error (simpleeval reads no
+    attribute of a dict).
     """
+    if _is_dict(owner):
+        if keys_as_attributes:
+            return key_type(owner, attr)
+        raise UnknownAttribute(f"a mapping has no attributes: read its key with [{attr!r}]")
     options = members(owner)
     if any(not (_is_model(tp) or _is_enum(tp)) for tp in options):
         if all(tp in (str, int, float, bool) for tp in options):
@@ -200,8 +279,7 @@ def attribute_type(owner: Any, attr: str) -> Any:
         if attr in names:
             found.append(names[attr])
     if not found:
-        close = difflib.get_close_matches(attr, sorted(allowed), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        hint = _suggest(attr, sorted(allowed))
         raise UnknownAttribute(f"{_type_name(owner)} has no field {attr!r}{hint}")
     return found[0] if len(found) == 1 else Union[tuple(found)]  # noqa: UP007 - runtime union
 
@@ -216,6 +294,73 @@ def item_type(container: Any) -> Any:
         if origin in (list, tuple) and args:
             return args[0]
     return Any
+
+
+def _alternatives(annotation: Any) -> list[Any]:
+    """The arms of a union, Annotated unwrapped, Literal kept whole: ``X | None`` -> [X, None]."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _alternatives(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [arm for arg in get_args(annotation) for arm in _alternatives(arg)]
+    return [annotation]
+
+
+def allowed_values(annotation: Any) -> tuple[Any, ...] | None:
+    """The values a Literal- or enum-typed field can hold (an enum by its value, as the design
+    file spells it), or None when its type admits other values too (``int | Literal["all"]``)."""
+    values: list[Any] = []
+    for arm in _alternatives(annotation):
+        if arm is type(None) or arm is None:
+            continue
+        if get_origin(arm) is Literal:
+            values += get_args(arm)
+        elif _is_enum(arm):
+            values += [member.value for member in arm]
+        else:
+            return None
+    return tuple(values) or None
+
+
+def comparison_problem(annotation: Any, constant: object) -> str | None:
+    """Why comparing a field of type ``annotation`` with ``constant`` (==, !=, in) judges
+    nothing: a string or number that is none of the field's values (a misspelt enum value is
+    never equal, so the comparison is constant whatever the design). None when it can be."""
+    values = allowed_values(annotation)
+    if values is None or not isinstance(constant, str | int | float) or isinstance(constant, bool):
+        return None
+    if constant in values:
+        return None
+    shown = ", ".join(repr(v) for v in values)
+    hint = (
+        _suggest(constant, [v for v in values if isinstance(v, str)])
+        if isinstance(constant, str)
+        else ""
+    )
+    return (
+        f"{constant!r} is none of its values ({shown}), so the comparison gives the same "
+        f"answer whatever the value{hint}"
+    )
+
+
+class PastTheFaults(UnknownAttribute):
+    """``scenario.faults[N]`` past the faults of the scenario a check reads; the message names
+    the path itself."""
+
+
+def fault_type(scenario: Scenario, name: str, index: object) -> Any:
+    """The type of ``scenario.faults[index]`` in the scenario a check reads (named ``name``):
+    the fault's own class, so its fields are known exactly; Any for an index that is not a
+    whole number. Raises PastTheFaults for an index past the scenario's faults."""
+    if not isinstance(index, int) or isinstance(index, bool):
+        return Any
+    count = len(scenario.faults)
+    if not -count <= index < count:
+        raise PastTheFaults(
+            f"reads scenario.faults[{index}], but scenario {name!r} has {count} fault(s): "
+            f"graded, it fails (no element {index})"
+        )
+    return type(scenario.faults[index])
 
 
 def _type_name(tp: Any) -> str:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from app.commands import ExitCode
+from app.course.content import lint_summary
 from app.course.loader import load_course
 from app.course.shared_words import SHARED_RUN_WORDS, shared_with_seeds
 from app.grading.grader import CourseNotGradable, load_material
@@ -67,7 +68,7 @@ def lint(
         typer.echo(str(problem))
     errors = len(course.errors)
     warnings = sum(p.severity == "warning" for p in problems)
-    typer.echo(f"{len(course.steps)} steps: {errors} errors, {warnings} warnings")
+    typer.echo(lint_summary(len(course.steps), errors, warnings))
     if seeds is not None:
         files = len({p.file for p in problems[len(course.problems) :]})
         typer.echo(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -48,6 +49,23 @@ class Problem:
         return cls(severity, err.file, err.line, err.field, err.message, step)
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` with its noun, singular for one: ``1 error``, ``3 errors``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def lint_summary(steps: int, errors: int, warnings: int) -> str:
+    """The last line of ``designlab lint`` and the health page's: ``13 steps: 1 error, 0
+    warnings``."""
+    return f"{counted(steps, 'step')}: {counted(errors, 'error')}, {counted(warnings, 'warning')}"
+
+
+def folder_slug(folder: str) -> str:
+    """A step folder's name without its number: the step's id (``04-exactly-once-effects`` ->
+    ``exactly-once-effects``)."""
+    return re.sub(r"^\d+[-_]", "", folder)
+
+
 @dataclass(frozen=True)
 class LoadedStep:
     """A step folder as loaded: the parsed Step (None when it could not be parsed) and its text."""
@@ -62,13 +80,23 @@ class LoadedStep:
     lines: Lines = field(default_factory=dict)
     """Line of every key path in step.yaml, for problems that point into it."""
     problems: tuple[Problem, ...] = ()
+    salvaged: Step | None = None
+    """When step.yaml parsed but did not validate: the parts of it that did (app.course.salvage),
+    which lint still checks so that one mistake does not hide the others; None otherwise. The
+    step stays unavailable (``step`` is None)."""
+    dropped: Mapping[tuple[str | int, ...], tuple[int, ...]] = field(default_factory=dict)
+    """Positions ``salvaged`` left out, by the path of their list in step.yaml
+    (``("checks",): (2,)``): lint's locations are mapped back to step.yaml's through them."""
+    spelled_check_ids: tuple[str, ...] = ()
+    """When ``step`` is None: every check id step.yaml spells, including those of checks that
+    did not validate (known-bad entries may name them)."""
 
     @property
     def slug(self) -> str:
         """The step's id (its URL part); derived from the folder when step.yaml did not load."""
         if self.step is not None:
             return self.step.id
-        return re.sub(r"^\d+[-_]", "", self.folder)
+        return folder_slug(self.folder)
 
     @property
     def title(self) -> str:
@@ -95,9 +123,45 @@ class LoadedStep:
         """The step's narrative.md."""
         return self.path / "narrative.md"
 
+    @property
+    def linted(self) -> Step | None:
+        """The step as lint checks it: ``step``, else what ``salvaged`` kept of it."""
+        return self.step if self.step is not None else self.salvaged
+
+    def file_loc(self, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+        """``loc`` in :attr:`linted` as a path in step.yaml: a list position counts the entries
+        ``salvaged`` dropped before it (``("checks", 1)`` is ``("checks", 2)`` when check 0
+        did not validate). The identity for a step that loaded."""
+        if not self.dropped:
+            return loc
+        out: list[str | int] = []
+        for part in loc:
+            gone = self.dropped.get(tuple(out), ())
+            if isinstance(part, int) and gone:
+                kept = [i for i in range(part + len(gone) + 1) if i not in gone]
+                part = kept[part]
+            out.append(part)
+        return tuple(out)
+
     def line_of(self, *loc: str | int) -> int | None:
-        """Line in step.yaml of a key path such as ``("decisions", 2, "field")``."""
-        return line_of(self.lines, loc) if self.lines else None
+        """Line in step.yaml of a key path of :attr:`linted` such as ``("decisions", 2,
+        "field")``."""
+        return line_of(self.lines, self.file_loc(loc)) if self.lines else None
+
+    def problem(self, severity: Severity, loc: tuple[str | int, ...], message: str) -> Problem:
+        """A problem at ``loc`` of :attr:`linted` (file, line and dotted field of step.yaml)."""
+        at = self.file_loc(loc)
+        field = ".".join(str(p) for p in at)
+        line = line_of(self.lines, at) if self.lines else None
+        return Problem(severity, str(self.step_file), line, field, message, self.folder)
+
+
+def linted_steps(course: LoadedCourse) -> Iterator[tuple[LoadedStep, Step]]:
+    """Each step lint can check, with its Step: those that loaded and what was salvaged of those
+    that parsed but did not validate (LoadedStep.linted)."""
+    for step in course.steps:
+        if step.linted is not None:
+            yield step, step.linted
 
 
 @dataclass(frozen=True)
@@ -132,6 +196,11 @@ class LoadedCourse:
     def warnings(self) -> tuple[Problem, ...]:
         """Problems of severity warning."""
         return tuple(p for p in self.problems if p.severity == "warning")
+
+    @property
+    def summary(self) -> str:
+        """``13 steps: 1 error, 0 warnings`` (:func:`lint_summary`)."""
+        return lint_summary(len(self.steps), len(self.errors), len(self.warnings))
 
     def step(self, slug: str) -> LoadedStep | None:
         """The step whose slug (id) is ``slug``, or None."""

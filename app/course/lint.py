@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from app.checks.explanations import parsed
 from app.checks.expressions import parse
-from app.course.content import LoadedCourse, LoadedStep, Problem
+from app.course.content import LoadedCourse, LoadedStep, Problem, folder_slug, linted_steps
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
 from app.course.lint_checks import RULES as CHECK_RULES
 from app.course.lint_grading import RULES as GRADING_RULES
@@ -25,26 +25,18 @@ from app.course.narrative import heading_anchors
 from simulator.design import Design
 
 if TYPE_CHECKING:
-    from app.course.models import Decision
+    from app.course.models import Decision, Step
 
 Rule = Callable[[LoadedCourse], Iterable[Problem]]
 
 
-def _steps(course: LoadedCourse) -> Iterable[LoadedStep]:
-    """Steps whose step.yaml parsed."""
-    return (s for s in course.steps if s.step is not None)
+def _steps(course: LoadedCourse) -> Iterable[tuple[LoadedStep, Step]]:
+    """Steps lint can check: those that loaded and what was salvaged of the others."""
+    return linted_steps(course)
 
 
 def _at(step: LoadedStep, severity: str, loc: tuple[str | int, ...], message: str) -> Problem:
-    field = ".".join(str(p) for p in loc)
-    return Problem(
-        "error" if severity == "error" else "warning",
-        str(step.step_file),
-        step.line_of(*loc),
-        field,
-        message,
-        step.folder,
-    )
+    return step.problem("error" if severity == "error" else "warning", loc, message)
 
 
 def expression_syntax_error(expr: str) -> str | None:
@@ -71,21 +63,47 @@ def template_syntax_error(text: str) -> str | None:
 
 
 def step_ids_unique(course: LoadedCourse) -> Iterable[Problem]:
-    """Two steps with one id would share a URL; the id should match the folder name."""
-    counts = Counter(s.slug for s in _steps(course))
-    for step in _steps(course):
-        if counts[step.slug] > 1:
-            yield _at(step, "error", ("id",), f"step id {step.slug!r} is used by another step")
-        if not step.folder.endswith(step.slug):
-            yield _at(step, "warning", ("id",), f"id {step.slug!r} does not match folder name")
+    """Two steps with one id would share a URL; the id is the folder name without its number
+    (steps/README: ``04-exactly-once-effects`` holds ``exactly-once-effects``)."""
+    counts = Counter(model.id for _, model in _steps(course))
+    for step, model in _steps(course):
+        if counts[model.id] > 1:
+            yield _at(step, "error", ("id",), f"step id {model.id!r} is used by another step")
+        if folder_slug(step.folder) != model.id:
+            yield _at(
+                step,
+                "error",
+                ("id",),
+                f"id {model.id!r} does not match the folder name {step.folder!r}: it must be the "
+                f"folder's name without its number ({folder_slug(step.folder)!r})",
+            )
+
+
+def check_ids_unique(course: LoadedCourse) -> Iterable[Problem]:
+    """A check id names one check in the course: known-bad entries, reports and the class's
+    progress name checks by id alone (a repeat within one step is ``checks_well_formed``'s)."""
+    steps_of: dict[str, list[str]] = {}
+    for step, model in _steps(course):
+        for check_id in dict.fromkeys(c.id for c in model.checks):
+            steps_of.setdefault(check_id, []).append(step.folder)
+    for step, model in _steps(course):
+        seen: set[str] = set()
+        for i, check in enumerate(model.checks):
+            others = [f for f in steps_of[check.id] if f != step.folder]
+            if others and check.id not in seen:
+                message = (
+                    f"check id {check.id!r} is also a check of {', '.join(others)}: ids are "
+                    "unique in the course"
+                )
+                yield _at(step, "error", ("checks", i, "id"), message)
+            seen.add(check.id)
 
 
 def scenarios_exist(course: LoadedCourse) -> Iterable[Problem]:
     """A step or check names a scenario that steps/scenarios/ does not hold (or that is invalid)."""
-    for step in _steps(course):
-        assert step.step is not None
-        refs: list[tuple[tuple[str | int, ...], str | None]] = [(("scenario",), step.step.scenario)]
-        refs += [(("checks", i, "scenario"), c.scenario) for i, c in enumerate(step.step.checks)]
+    for step, model in _steps(course):
+        refs: list[tuple[tuple[str | int, ...], str | None]] = [(("scenario",), model.scenario)]
+        refs += [(("checks", i, "scenario"), c.scenario) for i, c in enumerate(model.checks)]
         for loc, name in refs:
             if name is not None and name not in course.scenarios:
                 path = course.root / "scenarios" / f"{name}.yaml"
@@ -112,24 +130,33 @@ def _widget_problem(decision: Decision, spec: DesignField) -> str | None:
     return None
 
 
+def number(value: float) -> str:
+    """A bound as an author writes it, with thousands separators: ``99,999,999`` (not
+    ``1e+08``), ``0.5``, ``12,345.5``."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{float(value):,}"
+
+
 def _range_problems(decision: Decision, spec: DesignField) -> list[tuple[str, str]]:
     """(key, message) for a decision's min or max outside the design model's own bound."""
     found = []
-    if decision.min is not None and spec.minimum is not None and decision.min < spec.minimum:
-        found.append(("min", f"min {decision.min:g} is below the design's own minimum "
-                             f"{spec.minimum:g} for {decision.field}"))  # fmt: skip
+    low, high = decision.min, decision.max
+    if low is not None and spec.minimum is not None and low < spec.minimum:
+        found.append(("min", f"min {number(low)} is below the design's own minimum "
+                             f"{number(spec.minimum)} for {decision.field}"))  # fmt: skip
     elif (
-        decision.min is not None
+        low is not None
         and spec.minimum is not None
         and spec.minimum_exclusive
-        and decision.min <= spec.minimum
+        and low <= spec.minimum
     ):
-        found.append(("min", f"min {decision.min:g} is not above the design's own exclusive "
-                             f"minimum {spec.minimum:g} for {decision.field} (it must be "
-                             f"greater than {spec.minimum:g})"))  # fmt: skip
-    if decision.max is not None and spec.maximum is not None and decision.max > spec.maximum:
-        found.append(("max", f"max {decision.max:g} is above the design's own maximum "
-                             f"{spec.maximum:g} for {decision.field}"))  # fmt: skip
+        found.append(("min", f"min {number(low)} is not above the design's own exclusive "
+                             f"minimum {number(spec.minimum)} for {decision.field} (it must be "
+                             f"greater than {number(spec.minimum)})"))  # fmt: skip
+    if high is not None and spec.maximum is not None and high > spec.maximum:
+        found.append(("max", f"max {number(high)} is above the design's own maximum "
+                             f"{number(spec.maximum)} for {decision.field}"))  # fmt: skip
     return [(key, f"{message}: the form would offer values the design refuses")
             for key, message in found]  # fmt: skip
 
@@ -141,10 +168,9 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
     A choice (with its ``also`` values) is validated on the reference design, as a learner
     meets it; an error it causes at another field is left to the form's conflict check."""
     base = course.reference_design or Design()
-    for step in _steps(course):
-        assert step.step is not None
+    for step, model in _steps(course):
         seen: set[str] = set()
-        for i, decision in enumerate(step.step.decisions):
+        for i, decision in enumerate(model.decisions):
             if decision.field in seen:
                 yield _at(step, "error", ("decisions", i, "field"), "field decided twice in step")
             seen.add(decision.field)
@@ -180,12 +206,12 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
 
 
 def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
-    """Check ids are unique in a step, expressions and explanations parse, concepts exist."""
-    for step in _steps(course):
-        assert step.step is not None
+    """Check ids are unique in a step, expressions and explanations parse, each concept names a
+    heading of the step's narrative (a dead link is an error: learners follow it)."""
+    for step, model in _steps(course):
         anchors = set(heading_anchors(step.narrative))
-        counts = Counter(c.id for c in step.step.checks)
-        for i, check in enumerate(step.step.checks):
+        counts = Counter(c.id for c in model.checks)
+        for i, check in enumerate(model.checks):
             if counts[check.id] > 1:
                 yield _at(step, "error", ("checks", i, "id"), f"duplicate check id {check.id!r}")
             if (why := expression_syntax_error(check.expr)) is not None:
@@ -204,9 +230,12 @@ def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
                     yield _at(step, "error", ("checks", i, field), why)
             if check.concept and check.concept not in anchors:
                 known = ", ".join(sorted(anchors)) or "none"
-                message = f"no heading with anchor {check.concept!r} in narrative.md ({known})"
-                yield _at(step, "warning", ("checks", i, "concept"), message)
-        if step.step.checks and sum(c.points for c in step.step.checks) == 0:
+                message = (
+                    f"no heading with anchor {check.concept!r} in narrative.md ({known}): the "
+                    "check's 'Read' link would lead nowhere"
+                )
+                yield _at(step, "error", ("checks", i, "concept"), message)
+        if model.checks and sum(c.points for c in model.checks) == 0:
             yield _at(step, "warning", ("checks",), "the step's checks are worth 0 points in all")
 
 
@@ -223,6 +252,7 @@ def course_files_exist(course: LoadedCourse) -> Iterable[Problem]:
 
 RULES: list[Rule] = [
     step_ids_unique,
+    check_ids_unique,
     scenarios_exist,
     decisions_fit_design,
     checks_well_formed,

@@ -22,20 +22,18 @@ from jinja2 import TemplateSyntaxError
 from app.checks.explanations import template_names
 from app.checks.expressions import names_used
 from app.checks.kinds import DESIGN_REVIEW_MAX_SHARE, RUN_NAMES, check_kind
-from app.course.content import LoadedCourse, LoadedStep, Problem
+from app.course.content import LoadedCourse, LoadedStep, Problem, linted_steps
 from app.course.models import Check
 
 
 def _warning(step: LoadedStep, loc: tuple[str | int, ...], message: str) -> Problem:
-    field = ".".join(str(p) for p in loc)
-    return Problem("warning", str(step.step_file), step.line_of(*loc), field, message, step.folder)
+    return step.problem("warning", loc, message)
 
 
 def _checks(course: LoadedCourse) -> Iterable[tuple[LoadedStep, int, Check]]:
-    for step in course.steps:
-        if step.step is not None:
-            for i, check in enumerate(step.step.checks):
-                yield step, i, check
+    for step, model in linted_steps(course):
+        for i, check in enumerate(model.checks):
+            yield step, i, check
 
 
 def simulated_checks_read_no_design(course: LoadedCourse) -> Iterable[Problem]:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.lint import run_rules
 from app.course.models import Course, Step
+from app.course.salvage import salvage, spelled_check_ids
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import Lines, parse_yaml, read_text, validation_errors
@@ -35,25 +36,43 @@ M = TypeVar("M", bound=BaseModel)
 SCENARIOS_DIR = "scenarios"
 
 
+@dataclasses.dataclass
+class _Loaded:
+    """One YAML file as read: the model (None when refused), the mapping as parsed (None when it
+    did not parse), the pydantic error (when it did not validate) and every problem."""
+
+    model: Any
+    lines: Lines
+    problems: list[Problem]
+    data: dict[str, Any] | None = None
+    error: ValidationError | None = None
+
+
+def _read_yaml_model(model: type[BaseModel], path: Path, step: str | None = None) -> _Loaded:
+    filename = str(path)
+    if not path.is_file():
+        return _Loaded(None, {}, [Problem("error", filename, None, "", "file is missing", step)])
+    try:
+        data, lines = parse_yaml(read_text(path), filename)
+    except InputFileError as exc:
+        return _Loaded(None, {}, [Problem.from_field_error(e, step=step) for e in exc.errors])
+    if not isinstance(data, dict):
+        err = FieldError(filename, 1, "", "expected a mapping at the top level")
+        return _Loaded(None, lines, [Problem.from_field_error(err, step=step)])
+    try:
+        return _Loaded(model.model_validate(data), lines, [], data)
+    except ValidationError as exc:
+        errors = validation_errors(exc, filename, lines, data)
+        found = [Problem.from_field_error(e, step=step) for e in errors]
+        return _Loaded(None, lines, found, data, exc)
+
+
 def _load_yaml_model(
     model: type[M], path: Path, step: str | None = None
 ) -> tuple[M | None, Lines, list[Problem]]:
     """Parse and validate one YAML file; on failure return None and every problem found."""
-    filename = str(path)
-    if not path.is_file():
-        return None, {}, [Problem("error", filename, None, "", "file is missing", step)]
-    try:
-        data, lines = parse_yaml(read_text(path), filename)
-    except InputFileError as exc:
-        return None, {}, [Problem.from_field_error(e, step=step) for e in exc.errors]
-    if not isinstance(data, dict):
-        err = FieldError(filename, 1, "", "expected a mapping at the top level")
-        return None, lines, [Problem.from_field_error(err, step=step)]
-    try:
-        return model.model_validate(data), lines, []
-    except ValidationError as exc:
-        errors = validation_errors(exc, filename, lines, data)
-        return None, lines, [Problem.from_field_error(e, step=step) for e in errors]
+    loaded = _read_yaml_model(model, path, step)
+    return loaded.model, loaded.lines, loaded.problems
 
 
 def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
@@ -61,7 +80,12 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
     if not path.is_dir():
         problem = Problem("error", str(path), None, "", "step folder is missing", folder)
         return LoadedStep(folder, number, path, None, problems=(problem,))
-    step, lines, problems = _load_yaml_model(Step, path / "step.yaml", folder)
+    loaded = _read_yaml_model(Step, path / "step.yaml", folder)
+    step, lines, problems = loaded.model, loaded.lines, loaded.problems
+    salvaged: Step | None = None
+    dropped: dict[tuple[str | int, ...], tuple[int, ...]] = {}
+    if loaded.data is not None and loaded.error is not None:
+        salvaged, dropped = salvage(loaded.data, loaded.error, folder)
     narrative = ""
     narrative_file = path / "narrative.md"
     try:
@@ -72,7 +96,10 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
         problems.append(Problem("error", str(narrative_file), None, "", "file is missing", folder))
     elif not narrative.strip():
         problems.append(Problem("warning", str(narrative_file), None, "", "file is empty", folder))
-    return LoadedStep(folder, number, path, step, narrative, lines, tuple(problems))
+    spelled = spelled_check_ids(loaded.data) if step is None else ()
+    return LoadedStep(
+        folder, number, path, step, narrative, lines, tuple(problems), salvaged, dropped, spelled
+    )
 
 
 def _load_scenarios(root: Path) -> tuple[dict[str, Scenario], list[Problem]]:
@@ -107,6 +134,30 @@ def _unlisted_folders(root: Path, course: Course) -> list[Problem]:
     ]
 
 
+def _listed_once(
+    course: Course, course_file: Path, lines: Lines
+) -> tuple[list[str], list[Problem]]:
+    """course.yaml's step folders, each once, and an error at each repeated listing (the folder
+    is loaded once, at its first place)."""
+    first: dict[str, int] = {}
+    problems: list[Problem] = []
+    for i, folder in enumerate(course.steps):
+        if folder in first:
+            problems.append(
+                Problem(
+                    "error",
+                    str(course_file),
+                    lines.get(("steps", i)) or lines.get(("steps",)),
+                    f"steps.{i}",
+                    f"{folder} is listed twice (first as step {first[folder] + 1}); it is loaded "
+                    "once, there",
+                )
+            )
+        else:
+            first[folder] = i
+    return list(first), problems
+
+
 def load_course(root: Path) -> LoadedCourse:
     """Load the course folder ``root`` (steps/); never raises for bad content.
 
@@ -120,7 +171,9 @@ def load_course(root: Path) -> LoadedCourse:
     course, course_lines, problems = _load_yaml_model(Course, course_file)
     if course is None:
         return LoadedCourse(root, None, course_lines=course_lines, problems=tuple(problems))
-    steps = [_load_step(root, folder, i) for i, folder in enumerate(course.steps, start=1)]
+    folders, repeats = _listed_once(course, course_file, course_lines)
+    problems += repeats
+    steps = [_load_step(root, folder, i) for i, folder in enumerate(folders, start=1)]
     scenarios, scenario_problems = _load_scenarios(root)
     reference: Design | None = None
     reference_file = root / course.reference_design

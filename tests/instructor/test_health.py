@@ -28,9 +28,9 @@ def test_findings_are_grouped_per_file_in_lint_order(second_course_dir):
     concept_line = next(i for i, t in enumerate(lines, 1) if "the-keys" in t)
     assert [(p.line, p.severity, p.field) for p in found[0].problems] == [
         (scenario_line, "error", "scenario"),
-        (concept_line, "warning", "checks.2.concept"),
+        (concept_line, "error", "checks.2.concept"),
     ]
-    assert (found[0].errors, found[0].warnings) == (1, 1)
+    assert (found[0].errors, found[0].warnings) == (2, 0)
     assert (found[1].errors, found[1].warnings) == (0, 1)
     assert "scenarios/order-peak.yaml" not in clean_files(course, found)
     assert "course.yaml" in clean_files(course, found)

@@ -44,7 +44,8 @@ def instructor(make_client, make_settings, second_course_dir):
 
 
 def break_the_course(root) -> None:
-    """One error (an unknown scenario), two warnings (a concept, an unlisted folder)."""
+    """Two errors (an unknown scenario, a concept naming no heading), one warning (an unlisted
+    folder)."""
     step2 = root / "02-commit-after-work" / "step.yaml"
     step2.write_text(step2.read_text().replace("scenario: worker-restart", "scenario: restart"))
     step1 = root / "01-size-the-group" / "step.yaml"
@@ -68,7 +69,7 @@ def test_lint_findings_are_the_ones_designlab_lint_prints(instructor, second_cou
     assert shown == printed
     assert len(shown) == 3
     assert page.select_one(".lint-summary").get_text(strip=True) == summary
-    assert summary == "3 steps: 1 errors, 2 warnings"
+    assert summary == "3 steps: 2 errors, 1 warning"
 
 
 def test_lint_findings_are_grouped_per_file_with_line_numbers(instructor, second_course_dir):

@@ -65,12 +65,15 @@ def test_duplicate_check_ids_and_bad_expressions_are_all_listed(course_dir):
     ]
 
 
-def test_a_concept_without_its_heading_is_a_warning(course_dir):
+def test_a_concept_without_its_heading_is_an_error(course_dir):
+    """The check's 'Read' link would lead nowhere: a dead link is an error, the step is down."""
     write(course_dir / STEP, DECIDING_STEP.replace("concept: commit-order", "concept: dedupe"))
     course = load_course(course_dir)
-    (warning,) = course.warnings
-    assert (warning.line, warning.field) == (32, "checks.0.concept")
-    assert course.step("commit-order").available
+    (error,) = course.errors
+    assert (error.line, error.field) == (32, "checks.0.concept")
+    assert error.message.startswith("no heading with anchor 'dedupe' in narrative.md")
+    assert not course.warnings
+    assert not course.step("commit-order").available
 
 
 def test_syntax_helpers_accept_good_input_and_explain_bad():
