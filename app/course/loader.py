@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.lint import run_rules
 from app.course.models import Course, Step
+from app.course.outline import StepOutline, read_outline
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
 from simulator.files import Lines, parse_yaml, read_text, validation_errors
@@ -62,6 +63,7 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
         problem = Problem("error", str(path), None, "", "step folder is missing", folder)
         return LoadedStep(folder, number, path, None, problems=(problem,))
     step, lines, problems = _load_yaml_model(Step, path / "step.yaml", folder)
+    outline = _outline(path / "step.yaml") if step is None else None
     narrative = ""
     narrative_file = path / "narrative.md"
     try:
@@ -72,7 +74,18 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
         problems.append(Problem("error", str(narrative_file), None, "", "file is missing", folder))
     elif not narrative.strip():
         problems.append(Problem("warning", str(narrative_file), None, "", "file is empty", folder))
-    return LoadedStep(folder, number, path, step, narrative, lines, tuple(problems))
+    return LoadedStep(folder, number, path, step, narrative, lines, tuple(problems), outline)
+
+
+def _outline(path: Path) -> StepOutline | None:
+    """What can still be read of a step.yaml that did not load (app.course.outline); None when
+    the file is missing or is not text."""
+    if not path.is_file():
+        return None
+    try:
+        return read_outline(read_text(path))
+    except InputFileError:
+        return None
 
 
 def _load_scenarios(root: Path) -> tuple[dict[str, Scenario], list[Problem]]:
