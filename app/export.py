@@ -6,8 +6,14 @@ course order (points of the learner's latest attempt), ``total`` (the points tha
 to re-run counts nothing until it is run again, as in the learner's score so far),
 ``max_total``, then ``first_activity`` and ``last_activity`` as ISO 8601 UTC
 (``2026-11-29T08:00:00Z``; empty when the learner has done nothing yet), ``steps_passed``, and
-``steps_to_rerun`` (steps whose latest points are from a run of an earlier design: the learner
-changed a decision since).
+``steps_to_rerun`` (steps whose latest points are from a run of an earlier design, or of the
+step's checks before an instructor changed them), ``steps_unavailable`` (the ids of the steps
+that do not load, a course error, separated by spaces: each learner's last run of them stands as
+recorded and counts in ``total``, and ``max_total`` counts their points as still readable in
+their files, app.instructor.class_progress.ClassTable.step_points), and ``learner``: the name the
+class page shows, the email or ``guest N`` for a guest learner (who has no email: ``email`` stays
+empty, and N is ``learner_id``). Columns added later go at the end, so the earlier ones keep their
+positions.
 
 Every cell is safe to open in a spreadsheet (OWASP, "CSV Injection"): a cell starting with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, which a spreadsheet would run as a
@@ -21,7 +27,6 @@ import io
 from datetime import datetime
 
 from app.instructor.class_progress import ClassTable
-from app.models import StepStatus
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula (OWASP's list)."""
@@ -51,11 +56,14 @@ def header(table: ClassTable) -> list[str]:
         "last_activity",
         "steps_passed",
         "steps_to_rerun",
+        "steps_unavailable",
+        "learner",
     ]
 
 
 def rows(table: ClassTable) -> list[list[str | int]]:
     """One CSV row per learner of ``table``, in the table's order."""
+    unavailable = " ".join(step.slug for step in table.unavailable)
     return [
         [
             row.user_id,
@@ -66,7 +74,9 @@ def rows(table: ClassTable) -> list[list[str | int]]:
             _moment(row.first_activity),
             _moment(row.last_activity),
             row.passed,
-            sum(cell.status is StepStatus.needs_rerun for cell in row.cells),
+            row.to_rerun,
+            unavailable,
+            row.name,
         ]
         for row in table.rows
     ]

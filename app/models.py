@@ -109,6 +109,10 @@ class StepProgress(Base):
     """SHA-256 hex of the design values that fed the last run (app.progress.inputs_sha256): the
     step needs a re-run exactly when the saved design's differ. None for rows recorded before
     it was kept (their ``status`` stands as stored)."""
+    checks_sha256: Mapped[str | None] = mapped_column(String(64))
+    """SHA-256 hex of what judged the last run (app.progress.checks_sha256: the step's checks
+    and scenarios): the run needs a re-run when an instructor has changed them since. None for
+    rows recorded before it was kept (their ``status`` stands as stored)."""
 
 
 class SimResult(Base):

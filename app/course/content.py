@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.course.models import Course, Step
+from app.course.outline import StepOutline
 from simulator.design import Design
 from simulator.errors import FieldError
 from simulator.files import Lines, line_of
@@ -90,18 +91,30 @@ class LoadedStep:
     spelled_check_ids: tuple[str, ...] = ()
     """When ``step`` is None: every check id step.yaml spells, including those of checks that
     did not validate (known-bad entries may name them)."""
+    outline: StepOutline | None = None
+    """What could still be read of a step.yaml that did not load (app.course.outline): the
+    fields its decisions set and its checks' points; None when the step loaded or its file could
+    not be read at all."""
 
     @property
     def slug(self) -> str:
-        """The step's id (its URL part); derived from the folder when step.yaml did not load."""
+        """The step's id (its URL part); when step.yaml did not load, the id still readable in
+        it, else derived from the folder."""
         if self.step is not None:
             return self.step.id
+        if self.outline is not None and self.outline.id:
+            return self.outline.id
         return folder_slug(self.folder)
 
     @property
     def title(self) -> str:
-        """The step's title, or its folder name when step.yaml did not load."""
-        return self.step.title if self.step is not None else self.folder
+        """The step's title; when step.yaml did not load, the title still readable in it, else
+        its folder name."""
+        if self.step is not None:
+            return self.step.title
+        if self.outline is not None and self.outline.title:
+            return self.outline.title
+        return self.folder
 
     @property
     def errors(self) -> tuple[Problem, ...]:

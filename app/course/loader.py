@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.lint import run_rules
 from app.course.models import Course, Step
+from app.course.outline import StepOutline, read_outline
 from app.course.salvage import salvage, spelled_check_ids
 from simulator.design import Design
 from simulator.errors import FieldError, InputFileError
@@ -86,6 +87,7 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
     dropped: dict[tuple[str | int, ...], tuple[int, ...]] = {}
     if loaded.data is not None and loaded.error is not None:
         salvaged, dropped = salvage(loaded.data, loaded.error, folder)
+    outline = _outline(path / "step.yaml") if step is None else None
     narrative = ""
     narrative_file = path / "narrative.md"
     try:
@@ -98,8 +100,29 @@ def _load_step(root: Path, folder: str, number: int) -> LoadedStep:
         problems.append(Problem("warning", str(narrative_file), None, "", "file is empty", folder))
     spelled = spelled_check_ids(loaded.data) if step is None else ()
     return LoadedStep(
-        folder, number, path, step, narrative, lines, tuple(problems), salvaged, dropped, spelled
+        folder,
+        number,
+        path,
+        step,
+        narrative,
+        lines,
+        tuple(problems),
+        salvaged,
+        dropped,
+        spelled,
+        outline,
     )
+
+
+def _outline(path: Path) -> StepOutline | None:
+    """What can still be read of a step.yaml that did not load (app.course.outline); None when
+    the file is missing or is not text."""
+    if not path.is_file():
+        return None
+    try:
+        return read_outline(read_text(path))
+    except InputFileError:
+        return None
 
 
 def _load_scenarios(root: Path) -> tuple[dict[str, Scenario], list[Problem]]:

@@ -20,20 +20,37 @@ from app.course.content import LoadedCourse, LoadedStep
 from simulator.design import Design
 
 
+def step_fields(step: LoadedStep) -> frozenset[str] | None:
+    """The dotted design fields ``step``'s decisions set; for a step whose step.yaml did not load,
+    those still readable in it (app.course.outline); None when they cannot be read."""
+    if step.step is not None:
+        return frozenset(p for decision in step.step.decisions for p in fields_set(decision))
+    if step.outline is not None:
+        return step.outline.fields
+    return None
+
+
 def decided_through(course: LoadedCourse, step: LoadedStep) -> frozenset[str]:
-    """Dotted design fields that steps ``1..step.number`` decide (made once per load)."""
+    """Dotted design fields that steps ``1..step.number`` decide (made once per load). A step
+    that did not load counts with the fields still readable in its file, so a typo in it does not
+    change what the later steps judge (see :func:`fields_known`)."""
     key = f"step_design:decided:{step.slug}"
     if key not in course.derived:
         fields = {
             path
             for other in course.steps
-            if other.number <= step.number and other.step is not None
-            for decision in other.step.decisions
-            for path in fields_set(decision)
+            if other.number <= step.number
+            for path in step_fields(other) or ()
         }
         course.derived[key] = frozenset(fields)
     decided: frozenset[str] = course.derived[key]
     return decided
+
+
+def fields_known(course: LoadedCourse, step: LoadedStep) -> bool:
+    """True when :func:`decided_through` is complete: the fields of every step ``1..step.number``
+    could be read (False when one of them did not load and its decisions cannot be read)."""
+    return all(step_fields(other) is not None for other in course.steps[: step.number])
 
 
 def decided_later(course: LoadedCourse, step: LoadedStep) -> dict[int, list[str]]:
@@ -95,8 +112,7 @@ def course_design(course: LoadedCourse, design: Design) -> Design:
     the learner's; a field no step decides is the reference's, as in every step). The bill of a
     grade and the downloaded design.yaml are this design, so what is priced and kept is what was
     judged."""
-    steps = [s for s in course.steps if s.step is not None]
-    return step_design(course, steps[-1], design) if steps else design
+    return step_design(course, course.steps[-1], design) if course.steps else design
 
 
 def _leaves(tree: Any, prefix: str = "") -> dict[str, Any]:

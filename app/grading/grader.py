@@ -294,14 +294,50 @@ def _status(statuses: list[CheckStatus] | list[Status]) -> Status:
     return "pass" if all(s == "pass" for s in statuses) else "fail"
 
 
+DOWN = "step unavailable: "
+"""How a step that did not load, or that lint rejected, begins its message."""
+
+UNREADABLE = "its checks could not be read"
+"""Said of a step that did not load and whose file no longer tells its checks."""
+
+
+def _outline_kind(expr: str | None, scenario: str | None) -> CheckKind:
+    """A check's kind from its expression as still readable; without one, simulated when its
+    step runs a scenario."""
+    try:
+        return check_kind(expr) if expr else ("simulated" if scenario else "design_review")
+    except SyntaxError:
+        return "design_review"
+
+
 def _unavailable_step(loaded: LoadedStep) -> StepResult:
-    """A step that did not load or that lint rejected: every check is an error, with the reason."""
+    """A step that did not load or that lint rejected: every check is an error, with the reason.
+    A step whose step.yaml did not load lists the checks still readable in it (their points count
+    in the grade's ``max_points``); when none can be read, the message says so (and the grade's
+    score is unknown)."""
     reason = "; ".join(str(p) for p in loaded.errors) or "the step could not be loaded"
+    message = f"{DOWN}{reason}"
     checks = []
+    scenario = loaded.step.scenario if loaded.step else None
     if loaded.step is not None:
+        checks = [_check_result(c, "error", message, "") for c in loaded.step.checks]
+    elif loaded.outline is not None and loaded.outline.checks is not None:
+        scenario = loaded.outline.scenario
         checks = [
-            _check_result(c, "error", f"step unavailable: {reason}", "") for c in loaded.step.checks
+            CheckResult(
+                id=c.id,
+                title=c.title,
+                kind=_outline_kind(c.expr, scenario),
+                status="error",
+                points=0,
+                max_points=c.points,
+                message=message,
+                explanation="",
+            )
+            for c in loaded.outline.checks
         ]
+    else:
+        message += f"; {UNREADABLE}"
     return StepResult(
         id=loaded.slug,
         number=loaded.number,
@@ -309,9 +345,9 @@ def _unavailable_step(loaded: LoadedStep) -> StepResult:
         status="error",
         points=0,
         max_points=sum(c.max_points for c in checks),
-        scenario=loaded.step.scenario if loaded.step else None,
+        scenario=scenario,
         seed=None,
-        message=f"step unavailable: {reason}",
+        message=message,
         checks=checks,
     )
 
@@ -367,21 +403,34 @@ def _checks(count: int) -> str:
     return f"{count:,} check" if count == 1 else f"{count:,} checks"
 
 
+def _unread(steps: list[StepResult]) -> list[str]:
+    """Ids of the steps that did not load and whose checks could not be read."""
+    return [s.id for s in steps if s.status == "error" and s.message.endswith(UNREADABLE)]
+
+
 def _summary(status: Status, steps: list[StepResult], points: int, max_points: int) -> str:
     checks = [(s.id, c) for s in steps for c in s.checks]
+    unread = _unread(steps)
     score = f"{points}/{max_points} points"
+    if unread:
+        score += f" counted (the points of step {', '.join(unread)} are unknown)"
     if status == "pass":
         every = "the 1 check" if len(checks) == 1 else f"all {len(checks)} checks"
         return f"Passed {every}: {score}."
     wanted = {"error"} if status == "error" else {"fail", "not_exercised"}
     named = [f"{sid}/{c.id}" for sid, c in checks if c.status in wanted]
-    named += [f"{s.id} ({s.message})" for s in steps if s.status == "error" and not s.checks]
     shown = ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
     verb = "could not run" if status == "error" else "failed"
     idle = sum(c.status == "not_exercised" for _, c in checks)
     if status != "error" and idle:
         verb += f" ({idle} not exercised: nothing to judge)"
-    return f"{len(named)} of {_checks(len(checks))} {verb}: {shown}. {score}."
+    parts = [f"{len(named)} of {_checks(len(checks))} {verb}: {shown}"] if named else []
+    for step in steps:
+        if step.status == "error" and step.message.startswith(DOWN):
+            parts.append(f"step {step.id} is unavailable ({step.message.removeprefix(DOWN)})")
+        elif step.status == "error" and not step.checks:
+            parts.append(f"{step.id} ({step.message})")
+    return f"{'; '.join(parts)}. {score}."
 
 
 def grade(
@@ -425,7 +474,7 @@ def grade(
     billed = grading.run(priced, whole) if priced else None
     return GradeResult(
         status=status,
-        score=round(points / max_points, 4) if max_points else 0.0,
+        score=_score(points, max_points, steps),
         points=points,
         max_points=max_points,
         seed=seed,
@@ -441,6 +490,14 @@ def grade(
         errors=errors,
         not_judged=undecided_differences(material.loaded, design) if everything else [],
     )
+
+
+def _score(points: int, max_points: int, steps: list[StepResult]) -> float | None:
+    """points / max_points (0 without points); None when a step's points are unknown (it did
+    not load and its checks could not be read): a score without them would claim too much."""
+    if _unread(steps):
+        return None
+    return round(points / max_points, 4) if max_points else 0.0
 
 
 def step_scenarios(material: CourseMaterial, loaded: LoadedStep) -> list[str]:

@@ -102,12 +102,20 @@ class GradeResult(_Out):
     ``status`` is pass when every check passes, fail when any check fails or is not exercised,
     and error when the design could not be read (``errors`` says where) or a check or simulation
     could not run.
-    ``score`` is points / max_points (0 when there are no points).
+    ``score`` is points / max_points (0 when there are no points); null when a step's points
+    are unknown (its step.yaml did not load and its checks could not be read from it). A step
+    that did not load but whose checks can still be read lists them as ``error`` checks, so
+    ``max_points`` keeps the course's points in all.
     """
 
     schema_version: int = SCHEMA_VERSION
     status: Status
-    score: float = Field(ge=0, le=1)
+    score: float | None = Field(
+        ge=0,
+        le=1,
+        description="points / max_points; null when a step's points are unknown (a step that "
+        "did not load and whose checks could not be read from its file).",
+    )
     points: int
     max_points: int
     seed: int | None = Field(

@@ -28,6 +28,14 @@ class SelfTestOutcome:
     failed: frozenset[str]
     result: GradeResult | None
     problem: str = ""
+    not_exercised: frozenset[str] = frozenset()
+    """Checks the runs left not exercised (nothing to judge: 0 points), named as in ``failed``;
+    those the entry lists as ``unjudged`` are not in ``failed``, the others are."""
+
+    @property
+    def failed_only(self) -> frozenset[str]:
+        """Checks that failed or could not run: ``failed`` without the not exercised ones."""
+        return self.failed - self.not_exercised
 
     @property
     def ok(self) -> bool:
@@ -75,6 +83,18 @@ def failed_checks(
     return frozenset(failed)
 
 
+def not_exercised_checks(result: GradeResult, names: set[str]) -> frozenset[str]:
+    """The checks ``result`` left not exercised, each named as in ``names`` (bare id or
+    ``step/id``)."""
+    found = set()
+    for step in result.steps:
+        for check in step.checks:
+            if check.status == "not_exercised":
+                qualified = f"{step.id}/{check.id}"
+                found.add(qualified if qualified in names else check.id)
+    return frozenset(found)
+
+
 def _outcome(
     material: CourseMaterial,
     file: str,
@@ -87,11 +107,13 @@ def _outcome(
     except InputFileError as exc:
         return SelfTestOutcome(file, expected, frozenset(), None, f"not a valid design: {exc}")
     result = grade(design, material, simulate=simulate)
+    names = set(expected) | set(unjudged)
     failed = failed_checks(result, set(expected), unjudged)
+    idle = not_exercised_checks(result, names)
+    problem = ""
     if file == material.course.reference_design and result.points != result.max_points:
         problem = f"scored {result.points}/{result.max_points}, not full marks"
-        return SelfTestOutcome(file, expected, failed, result, problem)
-    return SelfTestOutcome(file, expected, failed, result)
+    return SelfTestOutcome(file, expected, failed, result, problem, idle)
 
 
 def shared_runs(simulate: Simulate | None = None) -> Simulate:

@@ -107,7 +107,7 @@ def to_text(result: GradeResult) -> str:
     lines += [
         "",
         f"Result: {_MARK[result.status]}  {result.points}/{result.max_points} points "
-        f"(score {result.score:.2f})",
+        f"(score {'unknown' if result.score is None else format(result.score, '.2f')})",
         *_wrapped("", result.message, 0),
     ]
     return printable("\n".join(lines)) + "\n"

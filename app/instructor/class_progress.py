@@ -18,7 +18,7 @@ from app.course.content import LoadedCourse, LoadedStep
 from app.designs import parse_design
 from app.grading.result import FAILED
 from app.models import CheckOutcome, DesignRecord, Role, StepProgress, StepStatus, User
-from app.progress import StepStanding, max_points, standings_of
+from app.progress import StepStanding, max_points, points_known, standings_of
 
 
 def as_utc(moment: datetime | None) -> datetime | None:
@@ -30,12 +30,16 @@ def as_utc(moment: datetime | None) -> datetime | None:
 
 @dataclass(frozen=True)
 class Cell:
-    """One learner on one step: status, latest attempt's points, the step's points, attempts."""
+    """One learner on one step: status, latest attempt's points, the step's points, attempts;
+    ``unavailable`` when the step does not load (a course error: the stored verdict stands),
+    ``checks_changed`` when it needs a re-run because its checks changed since the run."""
 
     status: StepStatus
     points: int
     max_points: int
     attempts: int
+    unavailable: bool = False
+    checks_changed: bool = False
 
     @property
     def text(self) -> str:
@@ -47,7 +51,12 @@ class Cell:
     @property
     def status_words(self) -> str:
         """The status in words: "passed", "needs re-run", "not started", ..."""
-        return self.status.value.replace("_", " ").replace("rerun", "re-run")
+        words = self.status.value.replace("_", " ").replace("rerun", "re-run")
+        if self.checks_changed:
+            words += " (its checks changed)"
+        if self.unavailable:
+            words += ", step unavailable (course error)"
+        return words
 
     @property
     def label(self) -> str:
@@ -98,9 +107,23 @@ class ClassTable:
     rows: tuple[LearnerRow, ...]
 
     @property
+    def unavailable(self) -> tuple[LoadedStep, ...]:
+        """The steps that do not load (a course error), in course order: each learner's stored
+        verdict on them stands and counts in the total."""
+        return tuple(s for s in self.steps if not s.available)
+
+    def step_points(self, step: LoadedStep) -> int:
+        """The step's points in all. For a step that did not load, its checks' points as still
+        readable in its file; when they are not (see ``points_known``), the most points any
+        learner's run of it was judged on (its last known points; 0 when nobody ran it)."""
+        if points_known(step):
+            return max_points(step)
+        return max((r.cells[step.number - 1].max_points for r in self.rows), default=0)
+
+    @property
     def max_total(self) -> int:
-        """The course's points in all."""
-        return sum(max_points(s) for s in self.steps)
+        """The course's points in all: every step's :meth:`step_points`."""
+        return sum(self.step_points(s) for s in self.steps)
 
 
 def _learners(session: Session, course_id: str) -> list[User]:
@@ -167,7 +190,14 @@ def class_table(session: Session, course: LoadedCourse) -> ClassTable:
 def _cell(standing: StepStanding, row: StepProgress | None) -> Cell:
     """The cell of a learner's standing on a step (app.progress.step_standing: the same state
     as the learner's rail and overview) with the attempts of their progress ``row``."""
-    return Cell(standing.status, standing.points, standing.max_points, row.attempts if row else 0)
+    return Cell(
+        standing.status,
+        standing.points,
+        standing.max_points,
+        row.attempts if row else 0,
+        standing.unavailable,
+        standing.checks_changed,
+    )
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,22 @@ from simulator import SIMULATOR_VERSION
 router = APIRouter()
 
 
+def course_status(loaded: LoadedCourse) -> str:
+    """``ok`` when the course loaded without errors; ``degraded`` when it serves but a step is
+    unavailable or a file has errors (the other steps work: alert on it, do not take the
+    instance out); ``error`` when course.yaml does not load (no step can be served)."""
+    if loaded.course is None:
+        return "error"
+    if loaded.errors or any(not s.available for s in loaded.steps):
+        return "degraded"
+    return "ok"
+
+
 @router.get("/healthz", name="healthz")
 def healthz(request: Request) -> JSONResponse:
     """200 with ``status: ok`` when the database answers (503 otherwise). The course's state is
-    reported but does not fail the check: a broken step must not take the instance out. Nor does
+    reported (``course.status``: :func:`course_status`) but does not fail the check: a broken step
+    must not take the instance out, so a ``degraded`` course answers 200. Nor does
     the task queue's (``task_queue``): a lost broker would take every instance out at once, pages
     that need no simulation included; alert on its ``status`` or /metrics' designlab_broker_up."""
     database = database_status(request.app.state.engine)
@@ -26,7 +38,7 @@ def healthz(request: Request) -> JSONResponse:
         "database": database,
         "simulator_version": SIMULATOR_VERSION,
         "course": {
-            "status": "ok" if loaded.course is not None else "error",
+            "status": course_status(loaded),
             "steps": len(loaded.steps),
             "unavailable_steps": [s.slug for s in loaded.steps if not s.available],
             "errors": len(loaded.errors),

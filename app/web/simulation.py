@@ -24,7 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from app import simpool
 from app.check_outcomes import record_check_outcomes
 from app.grading.result import StepResult
-from app.progress import inputs_sha256, record_run
+from app.progress import checks_sha256, inputs_sha256, record_run
 from app.step_runs import Runs, cached_runs, ensure_runs, grade_with_runs
 from app.web.results import step_results
 from app.web.step_request import StepDep, StepRequest
@@ -94,7 +94,7 @@ class Answer:
         inputs = inputs_sha256(at.course, at.step, self.saved.design)
         record_run(
             session, learner.id, course_id, at.step.slug, result.points, result.max_points,
-            passed=passed, inputs=inputs,
+            passed=passed, inputs=inputs, checks=checks_sha256(at.course, at.step),
         )  # fmt: skip
         record_check_outcomes(session, learner.id, course_id, result)
         session.commit()

@@ -28,7 +28,8 @@ from simulator.design import Design
 
 UNCOUNTED_NOTE = (
     "These are the results of your design as it stands (its simulation already ran for another "
-    "step), but your score still counts your last run of this step. Run it to count them."
+    "step), but they are not counted yet: your score counts nothing for this step until you run "
+    "it (your last run scored {points}/{max_points} on the design as it was). Run it to count them."
 )
 RERUN_NOTE = (
     "Your decisions changed since your last run of this step. Run it again to see the results "
@@ -38,6 +39,12 @@ STANDS_NOTE = (
     "Your last run of this step still counts: {points}/{max_points} points, and every value it "
     "depends on is as you ran it. Its simulation is no longer kept (the simulator changed, or "
     "the cache was cleared): run the step to see the results again."
+)
+
+CHECKS_CHANGED_NOTE = (
+    "This step's checks changed since your last run, which scored {points}/{max_points} under "
+    "the checks as they were then. That verdict no longer counts in your score: run the step "
+    "again to be graded by the checks as they are now."
 )
 
 ATTEMPTED = (StepStatus.passed, StepStatus.failed, StepStatus.needs_rerun)
@@ -121,11 +128,18 @@ def add_step_views(
     (from step_page_context). Without ``results``, a step the learner has run shows the results
     for the saved design when they are cached, else a note that agrees with the step's standing
     (app.progress.step_standing): "changed since your last run" only when a value feeding the
-    step changed, else that the last run still counts. Returns ``context``."""
+    step changed, else that the last run still counts. When the step's checks changed since the
+    run, no results are shown (grading the old run with the edited checks would be a verdict the
+    score does not hold), only the note that says so, with the stored points. Returns
+    ``context``."""
     design: Design = context["design"]
     estimate = estimate_view(design, material, step) if step.available else None
     standing: StepStanding = context["standing"][step.slug]
-    if results is None and step.available and standing.status in ATTEMPTED:
+    if results is None and step.available and standing.checks_changed:
+        context["rerun_note"] = CHECKS_CHANGED_NOTE.format(
+            points=standing.points, max_points=standing.max_points
+        )
+    elif results is None and step.available and standing.status in ATTEMPTED:
         results = last_results(session, design, material, step)
         if results is None and standing.status is StepStatus.needs_rerun:
             context["rerun_note"] = RERUN_NOTE
@@ -134,7 +148,9 @@ def add_step_views(
                 points=standing.points, max_points=standing.max_points
             )
         elif standing.status is StepStatus.needs_rerun:
-            context["uncounted_note"] = UNCOUNTED_NOTE
+            context["uncounted_note"] = UNCOUNTED_NOTE.format(
+                points=standing.points, max_points=standing.max_points
+            )
     simulation = results.simulation if results else None
     context["estimate"] = estimate
     context["results"] = results
@@ -142,12 +158,14 @@ def add_step_views(
     unopened = unopened_decisions(material, step, design, context["standing"])
     context["unopened_decisions"] = unopened
     context["unopened_numbers"] = numbers_text([number for number, _, _ in unopened])
-    context["diagram"] = architecture(
-        step_design(material.loaded, step, design),
-        metrics=simulation.metrics if simulation else None,
-        timeseries=simulation.timeseries if simulation else None,
-        estimate=estimate.estimate if estimate else None,
-        scenario=(results.step.scenario if simulation and results else None)
-        or (estimate.scenario if estimate else ""),
-    )
+    context["diagram"] = None
+    if step.available:  # an unavailable step runs nothing now: no diagram, no "no load" claim
+        context["diagram"] = architecture(
+            step_design(material.loaded, step, design),
+            metrics=simulation.metrics if simulation else None,
+            timeseries=simulation.timeseries if simulation else None,
+            estimate=estimate.estimate if estimate else None,
+            scenario=(results.step.scenario if simulation and results else None)
+            or (estimate.scenario if estimate else ""),
+        )
     return context

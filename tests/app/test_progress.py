@@ -31,6 +31,22 @@ from tests.factories import REPO_STEPS
         (StepStanding(StepStatus.failed, 3, 10), "3/10, try again"),
         (StepStanding(StepStatus.needs_rerun, 8, 10), "needs re-run"),
         (StepStanding(StepStatus.in_progress, 0, 10), "in progress"),
+        (
+            StepStanding(StepStatus.needs_rerun, 8, 10, checks_changed=True),
+            "needs re-run: its checks changed",
+        ),
+        (
+            StepStanding(StepStatus.failed, 3, 9, unavailable=True),
+            "unavailable (course error), last run 3/9",
+        ),
+        (
+            StepStanding(StepStatus.needs_rerun, 3, 9, unavailable=True),
+            "unavailable (course error), last run 3/9 to re-run",
+        ),
+        (
+            StepStanding(StepStatus.not_started, 0, 9, unavailable=True),
+            "unavailable (course error)",
+        ),
     ],
 )
 def test_badge_labels(standing, label):

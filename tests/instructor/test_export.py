@@ -33,6 +33,8 @@ def test_the_header_names_each_step_by_its_id_in_course_order(session, second_co
         "last_activity",
         "steps_passed",
         "steps_to_rerun",
+        "steps_unavailable",
+        "learner",
     ]
 
 
@@ -51,8 +53,9 @@ def test_the_csv_has_a_row_per_learner_with_crlf_line_ends(session, second_cours
         "30",
     ]
     assert rows[4][:7] == [str(ids["dee@example.com"]), "dee@example.com", "0", "0", "0", "0", "30"]
-    assert rows[4][7:] == ["", "", "0", "0"]
-    assert rows[1][9:] == ["2", "0"]  # ana passed two steps, none waits for a re-run
+    assert rows[4][7:] == ["", "", "0", "0", "", "dee@example.com"]
+    # ana passed two steps, none waits for a re-run, every step is available
+    assert rows[1][9:] == ["2", "0", "", "ana@example.com"]
 
 
 @pytest.fixture

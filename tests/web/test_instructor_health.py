@@ -106,28 +106,32 @@ def test_the_self_test_runs_in_the_background_and_shows_each_design(instructor, 
         for tr in page.select("table.self-test tbody tr")
     }
     assert rows == {
-        "designs/reference.yaml": ["nothing", "nothing", "30/30", "ok"],
+        "designs/reference.yaml": ["nothing", "nothing", "none", "30/30", "ok"],
         "designs/bad/few-partitions.yaml": [
             "partitions-cover-in-flight, peak-keeps-up",
             "partitions-cover-in-flight, peak-keeps-up",
+            "none",
             "24/30",
             "ok",
         ],
         "designs/bad/commit-first.yaml": [
             "restart-loses-nothing",
             "restart-loses-nothing",
+            "none",
             "26/30",
             "ok",
         ],
         "designs/bad/no-dedupe.yaml": [
             "dedupe-durable, warehouse-keyed",
             "dedupe-durable, warehouse-keyed",
+            "none",
             "24/30",
             "ok",
         ],
         "designs/bad/endless-retry.yaml": [
             "poison-parked, retry-limited",
             "poison-parked, retry-limited",
+            "none",
             "24/30",
             "ok",
         ],
@@ -199,3 +203,33 @@ def test_a_course_yaml_that_does_not_load_is_shown_not_a_503(instructor, second_
     assert printed[0].startswith(f"{course_yaml}:{line_of(course_yaml, 'budget_usd')}: error: ")
     assert page.select_one(".lint-summary").get_text(strip=True) == summary
     assert page.select_one("#self-test .self-test-status")["data-state"] == "waiting"
+
+
+def test_a_check_left_not_exercised_has_its_own_column(instructor, second_course_dir):
+    """commit-first fails restart-loses-nothing; here its runs also leave dedupe-durable with
+    nothing to judge (course.yaml allows it: ``unjudged``). Its 4 points are missing too, so the
+    table names it beside the failed check rather than leaving 22/30 unexplained."""
+    step2 = second_course_dir / "02-commit-after-work" / "step.yaml"
+    head, tail = step2.read_text().split("  - id: dedupe-durable\n")
+    needs = "      expr: metrics.processed > 0\n"
+    idle = needs.replace("> 0", '> 0 and design.delivery.commit != "before_processing"')
+    step2.write_text(head + "  - id: dedupe-durable\n" + tail.replace(needs, idle, 1))
+    course_yaml = second_course_dir / "course.yaml"
+    entry = "    fails: [restart-loses-nothing]\n"
+    course_yaml.write_text(
+        course_yaml.read_text().replace(entry, entry + "    unjudged: [dedupe-durable]\n")
+    )
+    client = instructor()
+    client.get("/instructor/health")
+    wait_for_self_test(client, second_course_dir)
+    page = soup(client.get("/instructor/health"))
+    head = [th.get_text(strip=True) for th in page.select("table.self-test thead th")]
+    assert head == ["Design", "Must fail", "Failed", "Not exercised", "Points", "Verdict"]
+    row = page.select_one("tr[data-design='designs/bad/commit-first.yaml']")
+    assert [" ".join(td.get_text(" ", strip=True).split()) for td in row.select("td")] == [
+        "restart-loses-nothing",
+        "restart-loses-nothing",
+        "dedupe-durable (allowed: course.yaml lists it as unjudged)",
+        "22/30",
+        "ok",
+    ]

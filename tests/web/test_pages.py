@@ -186,7 +186,7 @@ def test_a_broken_step_is_unavailable_but_the_others_render(make_client, course_
     assert soup(response).select_one(".unavailable .problems") is None  # learners see no paths
     assert client.get("/steps/commit-order").status_code == 200
     badges = [b.get_text(strip=True) for b in soup(client.get("/")).select(".badge")]
-    assert badges == ["not started", "unavailable", "not started"]
+    assert badges == ["not started", "unavailable (course error)", "not started"]
 
 
 def test_on_a_development_instance_the_error_is_shown(make_client, course_dir):

@@ -263,7 +263,8 @@ def test_results_already_simulated_for_the_new_design_say_they_are_not_counted_y
     page = soup(learner.get("/steps/event-log"))
     assert page.select_one("#results ol.checks") is not None
     note = page.select_one("#uncounted-note").get_text(" ", strip=True)
-    assert "your score still counts your last run of this step" in note
+    # The score so far leaves a step to re-run out (app.progress.score_so_far): the note says so.
+    assert "your score counts nothing for this step until you run it" in note
     assert page.select_one("#rail li:nth-of-type(2) .glyph").get_text() == "↻"
     counted = soup(run(learner, "event-log", event_log__partitions="32"))
     assert counted.select_one("#uncounted-note") is None
