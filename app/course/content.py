@@ -98,12 +98,10 @@ class LoadedStep:
 
     @property
     def slug(self) -> str:
-        """The step's id (its URL part); when step.yaml did not load, the id still readable in
-        it, else derived from the folder."""
+        """The step's id (its URL part); when step.yaml did not load, derived from the folder
+        (lint requires a step's id to be its folder's name without the number)."""
         if self.step is not None:
             return self.step.id
-        if self.outline is not None and self.outline.id:
-            return self.outline.id
         return folder_slug(self.folder)
 
     @property
