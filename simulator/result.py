@@ -345,7 +345,17 @@ class Metrics(_Out):
         "whose effect had landed; each repeats the effect (counted in duplicate_effects) unless "
         "the call carries the event's idempotency key.",
     )
-    producer_blocked_seconds: float = 0.0
+    producer_blocked_seconds: float = Field(
+        0.0,
+        description="Seconds during which some partition's producers waited: it refused writes "
+        "(offline, or fewer in-sync replicas than min.insync.replicas), or its acks=all writes "
+        "waited for followers about to leave the ISR.",
+    )
+    isr_shrunk_partitions: int = Field(
+        0,
+        description="Partitions of each topic whose followers fell behind past "
+        "replica.lag.time.max.ms and left the ISR, leaving the leader alone in sync.",
+    )
     checkpoint_writes: int = Field(
         0, description="State-store writes of checkpoints for the agent steps processed."
     )

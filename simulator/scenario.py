@@ -245,6 +245,31 @@ class BrokerLoss(_Fault):
     )
 
 
+class FollowerLag(_Fault):
+    """The followers of the partitions brokers ``0..brokers-1`` lead stop keeping up for
+    ``duration_seconds`` (the network between those brokers and the rest saturates, or their
+    followers' fetches stall): they fetch nothing while it lasts and catch up at once after.
+
+    A follower still behind after ``replica_lag_time_max_ms`` leaves the partition's ISR, leaving
+    the leader alone in sync; until then ``acks=all`` writes wait for it. What the design does
+    with an ISR of one (``min_insync_replicas``) and what a broker loss meanwhile takes:
+    :mod:`simulator.faults.broker`.
+    """
+
+    kind: Literal["follower_lag"]
+    brokers: int = Field(
+        1, ge=1, le=64, description="The followers of the partitions brokers 0..n-1 lead lag."
+    )
+    duration_seconds: float = Field(300, gt=0, le=MAX_DURATION_SECONDS)
+    replica_lag_time_max_ms: float = Field(
+        30_000,
+        ge=0,
+        le=3_600_000,
+        description="How long a follower may stay behind before its leader drops it from the "
+        "ISR (Kafka's replica.lag.time.max.ms, 30,000 ms since Kafka 2.5).",
+    )
+
+
 class Poison(_Fault):
     """A fraction of events fail on every attempt (a schema or validation failure)."""
 
@@ -375,6 +400,7 @@ Fault = Annotated[
     | StateFailover
     | ProviderOutage
     | BrokerLoss
+    | FollowerLag
     | Poison
     | Flaky
     | ConsumerPause

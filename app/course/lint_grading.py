@@ -217,6 +217,7 @@ FAULT_METRICS: dict[str, str] = {
     "state_writes_rebuilt": "state_failover",
     "log_lost": "broker_loss",
     "producer_blocked_seconds": "broker_loss",
+    "isr_shrunk_partitions": "follower_lag",
     "offset_reset_errors": "consumer_pause",
     "offset_reset_skipped": "consumer_pause",
     "flaky_events": "flaky",

@@ -21,6 +21,7 @@ FAULT_NAMES = {
     "state_failover": "state-store failover",
     "provider_outage": "provider outage",
     "broker_loss": "broker loss",
+    "follower_lag": "followers behind",
     "poison": "poison message",
     "consumer_pause": "consumer pause",
     "rolling_restart": "rolling deploy",

@@ -105,6 +105,7 @@ STILL_ON = {
     "provider_outage": "provider still down",
     "state_failover": "state store still failing over",
     "broker_loss": "broker still down",
+    "follower_lag": "followers still behind",
     "poison": "a poison event still stalling its partition",
 }
 """How the note names a fault that outlasts the window, by its kind (else: "<kind> still on")."""

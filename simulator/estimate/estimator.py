@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from simulator.capacity import busy_partitions, capacity_limits, smallest_limit
@@ -41,9 +42,14 @@ from simulator.estimate.runs import (
 )
 from simulator.fan_out import RunFanOut, RunTasks, fan_out_per_run, mean_arrivals_eps, run_tasks
 from simulator.groups import GROUPS, GroupName
-from simulator.placement import block_reason, blocked_partitions
+from simulator.placement import (
+    block_reason,
+    blocked_partitions,
+    isr_shrunk_partitions,
+    lag_gate,
+)
 from simulator.poison import PoisonStall, poison_stall_for_design
-from simulator.scenario import BrokerLoss, Load, Poison, Scenario, StateFailover
+from simulator.scenario import BrokerLoss, FollowerLag, Load, Poison, Scenario, StateFailover
 
 
 def estimate(
@@ -464,7 +470,11 @@ def _poison_stall(
 
 def _workload_notes(design: Design, scenario: Scenario, fan: RunFanOut | None) -> list[str]:
     """Notes on what the estimate leaves out and on where the step events go."""
-    notes = [_broker_loss_note(design, f) for f in scenario.faults if isinstance(f, BrokerLoss)]
+    lagging = [f for f in scenario.faults if isinstance(f, FollowerLag)]
+    notes = [_follower_lag_note(design, f, scenario.faults) for f in lagging]
+    notes += [
+        _broker_loss_note(design, f, lagging) for f in scenario.faults if isinstance(f, BrokerLoss)
+    ]
     if fan is None:
         notes.append("Step events go straight to the agent group; tool and state groups are idle.")
     else:
@@ -472,12 +482,48 @@ def _workload_notes(design: Design, scenario: Scenario, fan: RunFanOut | None) -
     return notes
 
 
-def _broker_loss_note(design: Design, fault: BrokerLoss) -> str:
+def _follower_lag_note(design: Design, fault: FollowerLag, faults: Sequence[object]) -> str:
+    """What a follower lag does in the estimate: the partitions whose ISR shrinks to the leader
+    alone, and how long their acks=all producers wait (for the shrink, or refused below
+    min.insync.replicas until it regrows); with min.insync.replicas 1 (or acks 0 or 1) their
+    leader acknowledges writes alone, which the estimate does not count as lost."""
+    log = design.event_log
+    shrunk = isr_shrunk_partitions(design, fault)
+    start = fault.at_seconds
+    if not shrunk:
+        return (
+            f"Followers behind from {start:g} s: no partition's ISR shrinks to its leader alone "
+            f"(replication factor {log.replication_factor}, or the lag ends within "
+            f"replica.lag.time.max.ms)."
+        )
+    losses = [f for f in faults if isinstance(f, BrokerLoss)]
+    gates = [lag_gate(design, p, fault, losses) for p in range(log.partitions)]
+    until, refused = max(gates)
+    head = (
+        f"Followers behind from {start:g} s: the ISR of {shrunk} of {log.partitions} partitions "
+        f"of each topic shrinks to the leader alone at "
+        f"{start + fault.replica_lag_time_max_ms / 1000.0:g} s"
+    )
+    if refused:
+        return (
+            f"{head}; below min.insync.replicas {log.min_insync_replicas} they refuse writes "
+            f"until {until:g} s, so nothing is acknowledged by the leader alone."
+        )
+    return (
+        f"{head}; with acks={log.acks.value} and min.insync.replicas "
+        f"{log.min_insync_replicas} their leader goes on acknowledging writes alone, and a loss "
+        "of it takes the ones it had not flushed: the simulation counts them."
+    )
+
+
+def _broker_loss_note(
+    design: Design, fault: BrokerLoss, lagging: Sequence[FollowerLag] = ()
+) -> str:
     """What a broker loss does in the estimate: the partitions that refuse writes and why (their
     runs wait, :func:`simulator.estimate.outages.causal_window`), or that none does; the
     acknowledged writes a loss takes are the simulation's to count."""
     log = design.event_log
-    blocked = blocked_partitions(design, fault)
+    blocked = blocked_partitions(design, fault, lagging)
     lost = (
         ""
         if log.acks is Acks.all
@@ -489,8 +535,9 @@ def _broker_loss_note(design: Design, fault: BrokerLoss) -> str:
     if blocked:
         return (
             f"Broker loss: {blocked} of {log.partitions} partitions of each topic refuse writes "
-            f"for {fault.duration_seconds:g} s ({block_reason(design, fault)}); their producers "
-            f"hold the events and the runs behind them wait until the brokers return.{lost}"
+            f"for {fault.duration_seconds:g} s ({block_reason(design, fault, lagging)}); their "
+            "producers hold the events and the runs behind them wait until the brokers return."
+            f"{lost}"
         )
     kept = (
         f"min.insync.replicas ({log.min_insync_replicas}) of its replicas in sync"

@@ -11,9 +11,11 @@ Rules (fluid approximation, mean rates; the worst fault per group is kept by the
 - ``provider_outage`` of the primary stops the agent group unless a fallback with a circuit
   breaker carries it at the fallback's limits (not while the fallback is down too).
 - ``state_failover`` stops the state group for the design's failover time.
-- ``broker_loss`` (causal runs only): the partitions that refuse writes
-  (:func:`simulator.placement.blocked_partitions`) hold their producers' events until the brokers
-  return, and the runs behind them wait; the same partitions of every topic.
+- ``broker_loss`` and ``follower_lag`` (causal runs only): the partitions that refuse writes
+  (:func:`simulator.placement.waiting_windows`: a loss's blocked partitions; a lag's acks=all
+  writes waiting for the ISR to shrink, or refused below min.insync.replicas until it regrows)
+  hold their producers' events, and the runs behind them wait; the same partitions of every
+  topic. The acknowledged writes a loss takes are the simulation's to count.
 - ``rebalance`` pauses every partition (eager: range, round robin) or only the partitions of the
   member that leaves (cooperative sticky) for ``pause_seconds``.
 """
@@ -34,10 +36,11 @@ from simulator.design import AssignmentStrategy, CommitMode, ConsumerGroup, Desi
 from simulator.estimate.held import RunWork
 from simulator.estimate.recovery import Spread, Window, partition_drain_s
 from simulator.groups import GroupName
-from simulator.placement import blocked_partitions
+from simulator.placement import waiting_windows
 from simulator.scenario import (
     BrokerLoss,
     ConsumerPause,
+    FollowerLag,
     ProviderOutage,
     Rebalance,
     StateFailover,
@@ -308,18 +311,8 @@ def causal_window(
         return [Window(start, start + seconds, 1.0, 1.0, cap, retry=design.failures.retry)]
     if isinstance(fault, ProviderOutage):
         return _provider_window(fault, group, design, others)
-    if isinstance(fault, BrokerLoss):
-        blocked = blocked_partitions(design, fault)
-        if blocked <= 0:
-            return []
-        share = blocked / design.event_log.partitions
-        start, seconds = float(fault.at_seconds), float(fault.duration_seconds)
-        stalled = 1.0
-        if share < 1.0:
-            due = group.arrivals_eps * seconds
-            held = runs.held(None, group.name, share, seconds)
-            stalled = min(1.0, held / due) if due > 0 else 0.0
-        return [Window(start, start + seconds, stalled, 1.0, cap)]
+    if isinstance(fault, BrokerLoss | FollowerLag):
+        return _broker_windows(fault, group, design, runs, others)
     if isinstance(fault, Rebalance):
         cg = design.consumers.by_name(fault.group)
         partitions = design.event_log.partitions
@@ -330,6 +323,39 @@ def causal_window(
         stalled = _held_share(runs, fault.group, group, share, fault.pause_seconds)
         return [Window(start, start + fault.pause_seconds, stalled, 1.0, cap)]
     return []
+
+
+def _broker_windows(
+    fault: BrokerLoss | FollowerLag,
+    group: GroupUnderLoad,
+    design: Design,
+    runs: RunWork,
+    others: Sequence[object],
+) -> list[Window]:
+    """The broker faults of the scenario (``others``, or ``fault`` alone) together: the pieces
+    of time in which a share of the partitions hold their producers
+    (:func:`simulator.placement.waiting_windows`: a loss's blocked partitions, a follower lag's
+    acks=all writes waiting for the ISR to shrink or refused below min.insync.replicas), each a
+    window; they are all given to the first broker fault of the scenario (the others give none),
+    so that a partition a lag and a loss both hold counts once."""
+    faults = [f for f in others if isinstance(f, BrokerLoss | FollowerLag)] or [fault]
+    if faults[0] is not fault:
+        return []
+    windows: list[Window] = []
+    before, since = 0, -math.inf
+    for start, end, blocked in waiting_windows(design, faults):
+        share = blocked / design.event_log.partitions
+        seconds = end - start
+        stalled = 1.0
+        if share < 1.0:
+            due = group.arrivals_eps * seconds
+            held = runs.held(None, group.name, share, seconds)
+            stalled = min(1.0, held / due) if due > 0 else 0.0
+        # Right after another piece, its held work stays held on the partitions still waiting.
+        served = 1.0 - min(before, blocked) / before if since == start and before else 1.0
+        windows.append(Window(start, end, stalled, served, group.capacity_eps))
+        before, since = blocked, end
+    return windows
 
 
 def _provider_window(

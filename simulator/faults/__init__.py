@@ -22,7 +22,8 @@ order (which is also the order their counts and notes are added to the result):
 ``state_failover``        :mod:`.failover` (writes down, async replication's lost window, rebuild)
 ``poison``, ``flaky``     :mod:`.poison` (stalls, dead-letter queue, per-key quarantine, order) and
                           :mod:`.flaky` (unclassified errors that clear: retried under the limit)
-``broker_loss``           :mod:`.broker` (acks, min.insync.replicas, replication factor)
+``broker_loss``           :mod:`.broker` (acks, min.insync.replicas, replication factor); with
+                          ``follower_lag``: followers behind leave the ISR, the leader alone in sync
 ``consumer_pause``        :mod:`.replay` (offset expiry, ``auto.offset.reset``, replay and key ages)
 ``saga_failure``          :mod:`.saga` (compensations, their order and keys, the human queue)
 ========================  ==========================================================================
