@@ -32,6 +32,18 @@ class GroupMetrics(_Out):
         description="Partition-seconds rebalances held partitions from work: each revoked "
         "partition from its revocation (its batch finished) until the new assignment resumed it.",
     )
+    poll_records_max: int = Field(
+        0,
+        description="Most records one partition fetched in one poll: the instance's "
+        "max.poll.records shared by the partitions it works at once, or fewer when fewer had "
+        "arrived (a backlog fills the poll, normal traffic rarely does).",
+    )
+    poll_batch_max_s: float = Field(
+        0.0,
+        description="Longest a partition's batch ran, seconds: from its poll to the end of its "
+        "last record (waits at the model gateway and retries included), or to the crash or kick "
+        "that cut it short. A batch over max.poll.interval.ms gets its member kicked.",
+    )
     backlog_peak: int = Field(
         0,
         description="Largest backlog of the group above its normal band (mean + 3 standard "

@@ -195,6 +195,8 @@ class ConsumerGroup(Retries):
         #                             stretch (added to the group's counters on exit)
         #   csum, busy, busy_max      committed_sum, busy, busy_max: kept here, stored back on exit
         #                             and around a method that reads or changes them
+        #   records_max, took_max     poll_records_max, poll_batch_max_s: the largest poll and the
+        #                             longest batch so far (stored back on exit)
         #   commit_after, commit_each, commit_before  the commit mode
         #   track_memory, is_agent, mpi  in-memory dedupe, the agent group, max_poll_interval_s
         #                             (these six: the group's ``plane_config``, fixed at its start)
@@ -248,6 +250,8 @@ class ConsumerGroup(Retries):
             csum = self.committed_sum
             busy = self.busy
             busy_max = self.busy_max
+            records_max = self.poll_records_max
+            took_max = self.poll_batch_max_s
             while True:
                 sk = stream_key[si]
                 if heap and heap[0] < sk:
@@ -323,7 +327,10 @@ class ConsumerGroup(Retries):
                         pass
                     elif state == active:
                         # End of a batch: commit, maybe hand the partition over.
-                        kicked = t - part.batch_t > mpi and self.poll_interval_exceeded(part, t)
+                        took = t - part.batch_t
+                        if took > took_max:
+                            took_max = took
+                        kicked = took > mpi and self.poll_interval_exceeded(part, t)
                         if commit_after and pos > part.committed and not kicked:
                             csum += pos - part.committed
                             part.committed = pos
@@ -362,6 +369,8 @@ class ConsumerGroup(Retries):
                         batch_end = arrived
                     part.batch_end = batch_end
                     part.batch_t = batch_t = t
+                    if batch_end - pos > records_max:
+                        records_max = batch_end - pos
                     if pos < part.refetch_until:
                         self._count_redelivered(part, pos, batch_end)
                     if commit_before and batch_end > part.committed:
@@ -408,6 +417,8 @@ class ConsumerGroup(Retries):
                 ):
                     # Early completion: book the finish and the batch commit now; the partition
                     # waits for its next record on the arrival stream.
+                    if finish - batch_t > took_max:
+                        took_max = finish - batch_t
                     if pos >= part.hw:
                         part.first_finish[pos] = finish
                         part.hw = nxt
@@ -451,6 +462,8 @@ class ConsumerGroup(Retries):
             self.stream_i = si
             self.busy = busy
             self.busy_max = busy_max
+            self.poll_records_max = records_max
+            self.poll_batch_max_s = took_max
             self.committed_sum = csum
             self.processed += processed
             self.started_first += started

@@ -103,7 +103,10 @@ class GroupState:
     counts. Counters (step events): ``processed`` (first completions), ``redelivered``,
     ``duplicate_effects``, ``dedupe_skipped``, ``lost``, ``dead_lettered``, ``model_calls``,
     ``model_calls_repeated``, ``cache_hits``, ``http_429s``, ``unavailable_errors``,
-    ``step_failures``, ``rebalances``, ``slow_batches``. ``faults``: the faults layer's hooks on
+    ``step_failures``, ``rebalances``, ``slow_batches``; per batch, the largest poll
+    (``poll_records_max``, records one partition fetched) and the longest batch
+    (``poll_batch_max_s``, seconds from the poll to its last record's end, or to the crash or kick
+    that cut it short). ``faults``: the faults layer's hooks on
     the group (None: the engine's own rules only). Raises ``ValueError`` for more than
     ``2 ** PBITS`` partitions.
 
@@ -238,6 +241,8 @@ class GroupState:
         self.step_failures = 0
         self.rebalances = 0
         self.slow_batches = 0
+        self.poll_records_max = 0
+        self.poll_batch_max_s = 0.0
         self.faults: FaultHooks | None = None
         self.samples: GroupSamples | None = None
         self.sample_key = STREAM_END

@@ -258,7 +258,9 @@ class Membership(GroupState):
         (``external_done``). Otherwise the step's transaction committed; without an outbox the
         service dies between that commit and publishing the next step's event, which is lost (the
         dual write); with the offset stored in the effect's transaction the offset is committed
-        with it."""
+        with it. A batch in progress counts in ``poll_batch_max_s`` up to ``t``."""
+        if part.state in (ACTIVE, RETRY) and t - part.batch_t > self.poll_batch_max_s:
+            self.poll_batch_max_s = t - part.batch_t
         if part.cur >= 0:
             if part.busy_until <= t and self.name == "tool":
                 self.external_done.add((part.pid, part.cur))

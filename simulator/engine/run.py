@@ -425,6 +425,8 @@ class Simulation:
             latency_censored=int(censored.size),
             wait_mean_s=sig(float(wait.mean())) if wait.size else 0.0,
             rebalance_paused_partition_s=sig(g.rebalance_paused_s),
+            poll_records_max=g.poll_records_max,
+            poll_batch_max_s=sig(g.poll_batch_max_s),
             limits_utilisation={
                 str(k): sig(min(offered / v, UTILISATION_CAP) if v > 0 else UTILISATION_CAP)
                 for k, v in limits.items()

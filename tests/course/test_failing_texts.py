@@ -90,10 +90,38 @@ def test_step_9_failures_state_the_binding_numbers():
     )
     check = next(c for c in _step(slow, "worker-crash").checks if c.id == "no-rebalance-storm")
     assert check.status == "fail"
-    assert "a full poll of 500 records shared by the 12 partitions" in check.message
-    assert "41 records of 2.0 s, about 82 s a batch against max.poll.interval.ms's 60 s" in (
-        check.message
+    assert (
+        "polls fetched up to 41 records a partition (max.poll.records 500 shared by the 12 "
+        "partitions a worker works at once), about 82 s of 2.0 s calls against "
+        "max.poll.interval.ms's 60 s; the longest batch ran 6" in check.message
     )
+
+
+def test_step_9_the_storm_text_sizes_batches_by_the_backlog_seen():
+    """A 10,000-record poll over the 12 partitions a worker works at once is 833 records a
+    partition, and the replay's backlog fills it (it did not at 0.02 events/s: about 36 events a
+    partition, no batch outlasted 300 s and the design passed): the text gives the poll the run
+    fetched, its work and the longest batch, cut short by the kick."""
+    huge = load_design(STEPS_DIR / "designs" / "bad" / "huge-poll-batch.yaml")
+    step = _step(huge, "worker-crash")
+    check = next(c for c in step.checks if c.id == "no-rebalance-storm")
+    assert check.status == "fail"
+    assert (
+        "polls fetched up to 833 records a partition (max.poll.records 10,000 shared by the 12 "
+        "partitions a worker works at once), about 1,666 s of 2.0 s calls against "
+        "max.poll.interval.ms's 300 s; the longest batch ran 3" in check.message
+    )
+    kicked, rebalances = _numbers(check.message)[:2]
+    assert kicked > 100 and rebalances == 2 * kicked + 1  # the return from the pause: one more
+    assert "the backlog fills the polls: 833 records a partition" in check.explanation
+    # Fewer partitions a worker: a poll allows more than the backlog holds, and the text says so.
+    few = _with(
+        huge, **{"consumers.agent.instances": 48, "consumers.agent.concurrency_per_instance": 2}
+    )
+    check = next(c for c in _step(few, "worker-crash").checks if c.id == "no-rebalance-storm")
+    assert check.status == "fail"
+    assert "(all the backlog held; max.poll.records 10,000 would allow 5,000)" in check.message
+    assert "the backlog is smaller than a poll" in check.explanation
 
 
 def test_step_7_percentages_and_rates_are_the_same_quantity():

@@ -36,6 +36,9 @@ def test_fifty_steps_of_two_seconds_fit_the_poll_interval() -> None:
     assert (m.rebalances, m.redelivered, m.duplicate_effects) == (0, 0, 0)
     assert m.processed == FIFTY
     assert sim.layer(SlowBatches).kicks["agent"].kicks == 0
+    agent = m.by_group["agent"]
+    assert agent.poll_records_max == FIFTY  # one poll fetched them all
+    assert agent.poll_batch_max_s == 100.0  # fetched at 1 s, 50 steps of 2 s back to back
 
 
 def test_fifty_steps_of_seven_seconds_get_the_consumer_kicked_and_the_batch_redelivered() -> None:
@@ -65,6 +68,10 @@ def test_durable_dedupe_lets_the_redelivered_batch_through() -> None:
     assert (m.duplicate_effects, m.lost) == (0, 0)
     assert m.processed == FIFTY
     assert result.timeseries.lag_total[-1] == 0
+    # The longest batch is the kicked one, cut short by the kick (the second skips what the first
+    # applied, all in one go, and works the rest: 7 s a record).
+    assert 300 < m.by_group["agent"].poll_batch_max_s <= 330
+    assert m.by_group["agent"].poll_records_max == FIFTY
 
 
 def test_big_poll_batches_after_a_long_crash_cause_a_rebalance_storm() -> None:
