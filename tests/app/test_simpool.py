@@ -233,8 +233,8 @@ def test_case_11_time_spent_queued_counts_against_the_wall_time_budget():
 
 
 def test_case_11_a_design_that_makes_replay_slow_is_refused_up_front_naming_the_field():
-    """max_poll_interval_ms: 1 makes the agent group's watchdog look every 0.1 ms for 52 simulated
-    hours: about 1.9 billion looks. Refused before any work, naming the design field."""
+    """max_poll_interval_ms: 1 makes the agent group's watchdog look every 0.1 ms for 51 simulated
+    hours: about 1.8 billion looks. Refused before any work, naming the design field."""
     hostile = with_agent_poll_interval(REFERENCE, 1)
     with pytest.raises(SimulationRefused) as refused:
         check_size(hostile, REPLAY, 2_000_000)
