@@ -146,12 +146,29 @@ def check_size(design: Design, scenario: Scenario, max_step_events: int) -> None
     )
 
 
+REBALANCE_WORK_LIMIT = 1_000_000
+"""Members x partitions of a consumer group from which its rebalances, not its step events, can
+make a run slow: each one reassigns up to every partition among every member (measured: the
+reference's 8 x 96 rebalances in microseconds; 1,024 instances x 4,096 partitions in a replay whose
+batches wait on the model provider ran over two minutes, rebalancing again and again)."""
+
+
 def slow_causes(design: Design, scenario: Scenario) -> list[FieldError]:
     """Design decisions known to make a simulation slow: a consumer group whose
     ``max_poll_interval_ms`` is shorter than its mean step time (almost every batch outlasts it,
-    so its member is kicked and the group rebalances again and again)."""
+    so its member is kicked and the group rebalances again and again), or whose instances x
+    partitions reach :data:`REBALANCE_WORK_LIMIT` (each rebalance then costs that much work)."""
     causes = []
+    partitions = design.event_log.partitions
     for name, group in groups(design).items():
+        if group.instances * partitions >= REBALANCE_WORK_LIMIT:
+            message = (
+                f"{group.instances:,} instances share {partitions:,} partitions: every rebalance "
+                f"reassigns up to {partitions:,} partitions among {group.instances:,} members, and "
+                "a run whose batches outlast max.poll.interval.ms (here, waiting on a backlog) "
+                "rebalances again and again; fewer, larger instances"
+            )
+            causes.append(FieldError(DESIGN_FILE, None, f"consumers.{name}.instances", message))
         step_ms = _step_time(scenario, name).mean_seconds * 1000
         if group.max_poll_interval_ms < step_ms:
             message = (
