@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -58,7 +58,17 @@ if TYPE_CHECKING:
     from simulator.engine.consumers import ConsumerGroup
     from simulator.engine.partition import Partition
     from simulator.engine.run import Simulation
-    from simulator.faults.poison import PoisonState
+
+
+class PoisonState(Protocol):
+    """What this module reads and writes of a group's poison and flaky events (the poison
+    layer's :class:`simulator.faults.poison.PoisonState`; named here without importing it, as
+    the poison layer imports this module)."""
+
+    flaky: dict[tuple[int, int], FlakyEvent]
+    flaky_rng: random.Random | None
+    parked_keys: set[tuple[int, int]]
+    quarantined: int
 
 
 @dataclass
