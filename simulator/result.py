@@ -306,6 +306,13 @@ class Metrics(_Out):
         "for its limits (a concurrency slot, room in its RPM and TPM buckets): a fallback "
         "sized for the peak keeps it near 0; None when the fallback started no call.",
     )
+    fallback_utilisation: float | None = Field(
+        None,
+        description="The model calls due per second (the agent group's offered load) over the "
+        "fallback provider's smallest ceiling (concurrency over the measured step time, RPM, "
+        "TPM): what it would carry with every call due sent to it, calls re-sent by kicked "
+        "workers not counted; None when the fallback started no call.",
+    )
     breaker_return_s: float | None = Field(
         None,
         description="After a provider outage: seconds the calls kept going to the fallback after "

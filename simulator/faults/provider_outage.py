@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from simulator.closed_forms.provider import provider_capacity_eps
 from simulator.design import CacheKey, CheckpointGranularity, Design
 from simulator.engine.hooks import FaultLayer, Layers, amend
-from simulator.engine.metrics import sig
+from simulator.engine.metrics import UTILISATION_CAP, sig
 from simulator.engine.provider import REJECT_DOWN, Provider
 from simulator.faults.transient import DelayHook, TransientRetries
 from simulator.result import FaultWindow, SimulationResult
@@ -308,8 +309,9 @@ class ModelRouting(FaultLayer):
         return self.repeat(group, part, pos, t, completed)
 
     def contribute(self, sim: Simulation, result: SimulationResult) -> SimulationResult:
-        """``fallback_calls``, ``fallback_wait_mean_s``, ``primary_failures``,
-        ``wrong_model_version_served``, ``model_wait_mean_s`` and the breaker's note."""
+        """``fallback_calls``, ``fallback_wait_mean_s``, ``fallback_utilisation``,
+        ``primary_failures``, ``wrong_model_version_served``, ``model_wait_mean_s`` and the
+        breaker's note."""
         figures: dict[str, float] = {"model_wait_mean_s": self.model_wait_mean_s(sim)}
         notes: list[str] = []
         router = self.router
@@ -319,6 +321,7 @@ class ModelRouting(FaultLayer):
             fallback = router.fallback
             if fallback is not None and fallback.admitted:
                 figures["fallback_wait_mean_s"] = sig(fallback.gateway_wait_s / fallback.admitted)
+                figures["fallback_utilisation"] = fallback_utilisation(sim, result)
             if router.breaker_opened:
                 notes.append(
                     f"circuit breaker opened {router.breaker_opened} times; "
@@ -345,6 +348,22 @@ class ModelRouting(FaultLayer):
         if self.retries is not None:
             waited += self.retries.rate_limit_wait_s
         return sig(waited / calls)
+
+
+def fallback_utilisation(sim: Simulation, result: SimulationResult) -> float:
+    """The agent group's offered load (model calls/s due) over the fallback provider's smallest
+    ceiling (its concurrency over the measured mean step time, its RPM, its TPM over the tokens
+    of a call: :func:`simulator.closed_forms.provider.provider_capacity_eps`), as a fraction
+    capped at :data:`UTILISATION_CAP`, to 6 significant figures: what the fallback would carry if
+    every call due went to it, re-sent calls (a kicked member's redeliveries) not counted."""
+    agent = result.metrics.by_group.get("agent")
+    step_s = agent.mean_step_s if agent is not None else sim.workload.groups["agent"].mean_step_s
+    fallback = sim.design.model.fallback
+    capacity = min(provider_capacity_eps(fallback, step_s, sim.workload.tokens_per_call).values())
+    offered = sim.workload.groups["agent"].offered_eps
+    if capacity <= 0:
+        return UTILISATION_CAP
+    return sig(min(offered / capacity, UTILISATION_CAP))
 
 
 class ProviderOutages(FaultLayer):

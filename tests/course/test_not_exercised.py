@@ -14,6 +14,7 @@ OVER_MODEL_CALLS = {
     ("checkpoints", "crash-rework-bounded"),
     ("worker-crash", "deploy-moves-few-partitions"),
     ("poison-messages", "poison-parked"),
+    ("provider-outage", "outage-runs-keep-moving"),
     ("provider-outage", "breaker-opens-fast"),
     ("provider-outage", "breaker-closes"),
 }
