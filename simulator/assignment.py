@@ -175,9 +175,13 @@ def _keep_owned(
     """Step 1 of :func:`_constrained_sticky`: each member keeps up to its quota of what it owned."""
     max_quota = min_quota + (1 if expected_over_min else 0)
     kept = _Kept({m: [] for m in consumers}, set(), set(), [], [])
+    assignment, assigned, revoked = kept.assignment, kept.assigned, kept.revoked
     over_min = 0
     for m in consumers:
-        mine = [tp for tp in owned.get(m, ()) if tp in existing and tp not in multiply_claimed]
+        if multiply_claimed:
+            mine = [tp for tp in owned.get(m, ()) if tp in existing and tp not in multiply_claimed]
+        else:
+            mine = [tp for tp in owned.get(m, ()) if tp in existing]
         if len(mine) < min_quota:
             kept.under_min.append(m)
             keep = len(mine)
@@ -190,9 +194,11 @@ def _keep_owned(
             keep = min_quota
             if over_min < expected_over_min:
                 kept.exactly_min.append(m)
-        kept.assignment[m] = list(mine[:keep])
-        kept.assigned.update(mine[:keep])
-        kept.revoked.update(mine[keep:])
+        head = mine if keep >= len(mine) else mine[:keep]
+        assignment[m] = head
+        assigned.update(head)
+        if keep < len(mine):
+            revoked.update(mine[keep:])
     kept.under_min.sort()
     kept.exactly_min.sort()
     return kept
@@ -334,6 +340,33 @@ def rebalance(
         rebalances=rounds,
         transferring=transferring,
     )
+
+
+def completed_assignment(
+    strategy: AssignmentStrategy | str,
+    members: Sequence[str],
+    partitions: int | Mapping[str, int],
+    previous: Mapping[str, Sequence[TopicPartition]] | None = None,
+) -> tuple[Assignment, int]:
+    """What :func:`rebalance` returns as ``assignment`` and ``rebalances``, for members that all
+    subscribe to every topic: ``({member id: [(topic, partition), ...]}, rounds)``, rounds 1, or
+    2 for cooperative sticky when a partition moves between live members. The moved and revoked
+    lists are not built: a simulated consumer group in a rebalance storm rebalances thousands of
+    times and reads only these two. Raises ``ValueError`` as :func:`rebalance` does."""
+    strategy = AssignmentStrategy(strategy)
+    topics = _topics(partitions)
+    if strategy is not AssignmentStrategy.cooperative_sticky:
+        subs = _subscriptions(members, topics, None)
+        return _assignment(strategy, members, topics, subs, {})[0], 1
+    # _assignment's sticky branch, its subscriptions known to be identical (every topic).
+    if len(set(members)) != len(members):
+        raise ValueError("member ids must be unique")
+    if not members:
+        return {}, 1
+    prev = previous or {}
+    owned = {m: [tp for tp in prev.get(m, ()) if tp[0] in topics] for m in members}
+    outcome = _constrained_sticky(topics, members, owned)
+    return outcome.assignment, 2 if outcome.transferring else 1
 
 
 def _assignment(

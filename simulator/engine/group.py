@@ -50,6 +50,10 @@ from simulator.engine.partition import (
 )
 from simulator.engine.samples import GroupSamples
 
+_IN_PROGRESS = frozenset((ACTIVE, RETRY, POLL))
+"""The partition states that always hold a heap entry (an idle one does unless it waits for the
+arrival stream)."""
+
 if TYPE_CHECKING:
     from simulator.engine.causal import CausalRuns
 
@@ -278,10 +282,11 @@ class GroupState:
 
     def _rebuild_heap(self) -> None:
         parts = self.parts
+        ticks, pbits, idle, busy = TICKS_PER_S, PBITS, IDLE, _IN_PROGRESS
         self.heap[:] = [
-            (int(q.next_t * TICKS_PER_S) << PBITS) | q.pid
+            (int(q.next_t * ticks) << pbits) | q.pid
             for q in parts
-            if q.state in (ACTIVE, RETRY, POLL) or (q.state == IDLE and not q.stream_wait)
+            if q.state in busy or (q.state == idle and not q.stream_wait)
         ]
         heapq.heapify(self.heap)
 

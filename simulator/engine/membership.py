@@ -26,8 +26,7 @@ import heapq
 import math
 from collections.abc import Sequence
 
-from simulator.assignment import REBALANCE_SYNC_S
-from simulator.assignment import rebalance as kafka_rebalance
+from simulator.assignment import REBALANCE_SYNC_S, completed_assignment
 from simulator.design import CommitMode
 from simulator.engine.group import GroupState
 from simulator.engine.partition import (
@@ -46,6 +45,9 @@ from simulator.engine.partition import (
     WAIT_SLOT,
     Partition,
 )
+
+_HOLDS_SLOT = frozenset((ACTIVE, RETRY, POLL))
+"""The partition states that hold one of their instance's slots."""
 
 
 class Membership(GroupState):
@@ -109,14 +111,16 @@ class Membership(GroupState):
             if owner >= 0:
                 previous.setdefault(self.member_id[owner], []).append(("events", p))
         ids = [self.member_id[i] for i in live]
-        outcome = kafka_rebalance(self.config.assignment, ids, self.partitions, previous)
+        assignment, rounds = completed_assignment(
+            self.config.assignment, ids, self.partitions, previous
+        )
         index = {m: i for i, m in enumerate(self.member_id)}
         target = [-1] * self.partitions
-        for member, tps in outcome.assignment.items():
+        for member, tps in assignment.items():
             for _, p in tps:
                 target[p] = index[member]
         if count and live:
-            self.rebalances += outcome.rebalances
+            self.rebalances += rounds
         self.resume_at_s = pause_s
         moving = (
             list(range(self.partitions))
@@ -214,7 +218,8 @@ class Membership(GroupState):
     # ------------------------------------------------------------------ internals (rare paths)
 
     def _note_alive(self) -> None:
-        alive = sum(1 for i in range(self.instances) if self.alive[i] and i not in self.stopping)
+        stopping = self.stopping
+        alive = self.alive.count(True) - sum(1 for i in stopping if self.alive[i])
         if alive < self.alive_min:
             self.alive_min = alive
 
@@ -374,14 +379,15 @@ class Membership(GroupState):
             if o >= 0:
                 owned[o] += 1
         slots = self.slots_per_instance
-        for i in range(self.instances):
-            self.limited[i] = owned[i] > slots
+        # In place: the data plane holds these lists (and free_slots below) by reference.
+        self.limited[:] = [n > slots for n in owned]
         self.limited_any = any(self.limited)
-        bsize = [
-            max(1, self.max_poll_records // max(1, min(owned[i], slots)))
-            for i in range(self.instances)
-        ]
-        for part in self.parts:
+        records = self.max_poll_records
+        # A poll's records per partition, by partitions owned (few distinct counts: one table).
+        table = [max(1, records // max(1, min(n, slots))) for n in range(max(owned, default=0) + 1)]
+        bsize = [table[n] for n in owned]
+        parts = self.parts
+        for part in parts:
             if part.owner >= 0:
                 part.bsize = bsize[part.owner]
         for p in which:
@@ -404,18 +410,20 @@ class Membership(GroupState):
                 part.state = DONE
         # Recount free slots: partitions mid-batch (cooperative moves leave them) hold one.
         held = [0] * self.instances
-        for q in self.parts:
-            if q.owner >= 0 and q.state in (ACTIVE, RETRY, POLL):
+        in_progress = _HOLDS_SLOT
+        for q in parts:
+            if q.owner >= 0 and q.state in in_progress:
                 q.slot = True
                 held[q.owner] += 1
-        for i in range(self.instances):
-            self.free_slots[i] = slots - held[i]
-            queue = self.waiting[i]
-            while queue and (self.free_slots[i] > 0 or not self.limited[i]):
-                q = self.parts[queue.popleft()]
+        free_slots = self.free_slots
+        free_slots[:] = [slots - n for n in held]
+        limited = self.limited
+        for i, queue in enumerate(self.waiting):
+            while queue and (free_slots[i] > 0 or not limited[i]):
+                q = parts[queue.popleft()]
                 q.state = POLL
                 q.slot = True
-                self.free_slots[i] -= 1
+                free_slots[i] -= 1
                 self._push(q, resume_t)
 
     # ------------------------------------------------------------------ the data plane's rare paths

@@ -238,3 +238,27 @@ def test_bad_input_is_rejected() -> None:
         assign("range", ["C0"], -1)
     with pytest.raises(ValueError):
         assign("nope", ["C0"], 3)
+
+
+@pytest.mark.parametrize("strategy", list(AssignmentStrategy))
+def test_completed_assignment_is_the_rebalances_assignment_and_rounds(strategy):
+    """The simulator's shortcut gives what :func:`rebalance` gives, over members that join and
+    leave with random earlier assignments (some partitions claimed twice, some members gone)."""
+    import random
+
+    from simulator.assignment import completed_assignment
+
+    rng = random.Random(7)
+    for _ in range(200):
+        partitions = rng.randint(0, 40)
+        pool = [f"consumer-{i}" for i in range(rng.randint(1, 12))]
+        members = rng.sample(pool, rng.randint(0, len(pool)))
+        previous: dict[str, list[tuple[str, int]]] = {}
+        for p in range(partitions):
+            for owner in rng.sample(pool, min(len(pool), rng.choice([0, 1, 1, 1, 2]))):
+                previous.setdefault(owner, []).append(("events", p))
+        full = rebalance(strategy, members, partitions, previous)
+        assignment, rounds = completed_assignment(strategy, members, partitions, previous)
+        assert (assignment, rounds) == (full.assignment, full.rebalances)
+    with pytest.raises(ValueError, match="unique"):
+        completed_assignment(strategy, ["a", "a"], 4)
