@@ -109,3 +109,9 @@ def cost_changes(cost: Cost, baseline: Cost) -> list[tuple[str, str, float]]:
         for name in names
     ]
     return sorted((c for c in changes if abs(c[2]) >= 0.5), key=lambda c: -c[2])
+
+
+def paid_repeats_usd(cost: Cost) -> float:
+    """Dollars a month of model calls paid a second time (every ``repeats_*`` line of
+    simulator.cost: the peak's own repeats, after deploys, crashes and rebalances), to the cent."""
+    return round(sum(v for k, v in cost.by_component.items() if k.startswith("repeats_")), 2)

@@ -10,8 +10,8 @@ Every check, explanation and step figure is evaluated over the same names:
   ``pct(part, whole, limit)`` and
   ``usd(amount, limit)`` (a percentage and money printed so that they never read against the
   verdict beside them), ``cost_groups(cost)`` (the bill's dollars per group, largest first:
-  app.checks.cost_groups) and ``cost_changes(cost, baseline)`` (what moved between two bills,
-  line by line, largest increase first).
+  app.checks.cost_groups), ``cost_changes(cost, baseline)`` (what moved between two bills,
+  line by line, largest increase first) and ``paid_repeats_usd(cost)`` (model calls paid twice).
 
 Attribute access is limited to the fields (and properties) of the pydantic models reachable from
 those names, plus ``.value`` of an enum: a method such as ``model_dump`` cannot be reached. Lint
@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from app.checks.cost_groups import COMPONENT_LABELS, cost_changes, cost_groups
+from app.checks.cost_groups import COMPONENT_LABELS, cost_changes, cost_groups, paid_repeats_usd
 from simulator.capacity import LimitingFactor
 from simulator.design import Design
 from simulator.estimate import Estimate
@@ -124,6 +124,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "usd": usd,
     "cost_groups": cost_groups,
     "cost_changes": cost_changes,
+    "paid_repeats_usd": paid_repeats_usd,
 }
 """The only functions an expression or template may call."""
 

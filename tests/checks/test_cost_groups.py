@@ -10,7 +10,7 @@ import pytest
 from app.checks.cost_groups import cost_groups
 from app.checks.explanations import render_explanation
 from app.grading.grader import load_material
-from simulator.result import Cost
+from simulator.result import Cost, GroupMetrics, Metrics
 
 STEPS = Path(__file__).resolve().parents[2] / "steps"
 
@@ -75,8 +75,24 @@ def within_budget():
     return check
 
 
-def _texts(check, cost: Cost) -> tuple[str, str]:
-    names = {"cost": cost, "budget_usd": cost.budget_usd}
+PEAK = load_material(STEPS).loaded.scenarios["peak"]
+PLANNED_TOKENS = PEAK.load.fan_out.model_calls * (
+    PEAK.load.tokens.input_per_call + PEAK.load.tokens.output_per_call
+)
+
+
+def _metrics(tokens_per_run: float, slots_busy: float = 0.2) -> Metrics:
+    agent = GroupMetrics.model_construct(limits_utilisation={"instances x concurrency": slots_busy})
+    return Metrics.model_construct(tokens_per_run=tokens_per_run, by_group={"agent": agent})
+
+
+def _texts(check, cost: Cost, metrics: Metrics | None = None) -> tuple[str, str]:
+    names = {
+        "cost": cost,
+        "budget_usd": cost.budget_usd,
+        "scenario": PEAK,
+        "metrics": metrics or _metrics(PLANNED_TOKENS),
+    }
     return render_explanation(check.explain, names), render_explanation(check.hint, names)
 
 
@@ -84,11 +100,35 @@ def test_a_bill_of_machines_names_the_state_store_and_its_write_capacity(within_
     explanation, hint = _texts(within_budget, MACHINES)
     assert "The largest part is the state store, $5,184,000 (87 %)" in explanation
     assert "Tokens" not in explanation
-    assert hint.startswith("Lower the state store's write capacity")
-    assert "(step 7)" in hint
+    assert hint == (
+        "Lower the state store's write capacity toward twice the peak's writes: its $5,184,000 "
+        "is paid on the primary and on every replica."
+    )
 
 
-def test_a_bill_of_tokens_names_tokens_and_the_repeats(within_budget):
+def test_a_bill_of_tokens_on_plan_points_at_the_machines_beside_them(within_budget):
+    """Tokens are most of every bill, priced at the plan: with no fan-out past it and no paid
+    repeats the hint names the machines (it said "stop paid repeats and runaway fan-out" to a
+    design with 103 agent instances, $12,607 of workers 2 % busy)."""
     explanation, hint = _texts(within_budget, TOKENS)
     assert "The largest part is tokens, with paid repeats, $70,016 (95 %)" in explanation
-    assert hint == "Stop paid repeats and runaway fan-out (steps 5 and 6) before trimming machines."
+    assert hint == (
+        "Fewer worker instances ($979; the agent workers' slots are 20 % busy at the peak): "
+        "enough slots for the busy partitions with headroom."
+    )
+
+
+def test_fan_out_past_the_plan_and_paid_repeats_are_named_before_machines(within_budget):
+    _, hint = _texts(within_budget, TOKENS, _metrics(1.6 * PLANNED_TOKENS))
+    assert hint == (
+        "A run spends 160 % of the planned tokens: cap the fan-out (step 6) before trimming "
+        "machines."
+    )
+    repeats = TOKENS.model_copy(
+        update={"by_component": {**TOKENS.by_component, "repeats_steady": 1_200}}
+    )
+    _, hint = _texts(within_budget, repeats)
+    assert hint == (
+        "Model calls paid twice cost $1,200: stop the repeats (steps 4 and 5) before trimming "
+        "machines."
+    )

@@ -94,8 +94,8 @@ def test_unknown_names_and_functions_are_reported():
     problems = expression_problems("sum(x) > 1")
     assert any("unknown name 'x'" in p for p in problems)
     only = (
-        "only abs, cost_changes, cost_groups, fmt, len, max, min, pct, plural, round, usd can be "
-        "called: sum()"
+        "only abs, cost_changes, cost_groups, fmt, len, max, min, paid_repeats_usd, pct, plural, "
+        "round, usd can be called: sum()"
     )
     assert any(only in p for p in problems)
 

@@ -62,6 +62,21 @@ def test_min_insync_at_the_factor_with_acks_all_blames_in_sync_replicas(material
         "2 replicas were left of 3."
     )
     assert hint == (
-        "Keep min.insync.replicas at most 2, the replicas left with 1 broker down: below the "
-        "replication factor (3)."
+        "Keep min.insync.replicas at most 2 (now 3), the replicas left with 1 broker down: 2 "
+        "already keeps any acknowledged write off a single broker."
+    )
+
+
+def test_factor_2_with_min_insync_2_is_told_to_raise_the_factor_not_to_lower_min_insync(material):
+    """Lowering min.insync.replicas to 1 fails broker-loss-nothing-lost, whose hint sent the
+    learner back to 2: the way out of the loop is a replication factor of 3."""
+    fail, hint = _texts(material, replication_factor=2, min_insync_replicas=2, acks="all")
+    assert fail == (
+        "Producers were blocked 300 s: acks=all needs 2 in-sync replicas (min.insync.replicas) and "
+        "1 replica was left of 2."
+    )
+    assert hint == (
+        "Raise the replication factor to 3 (now 2), with min.insync.replicas 2: with 1 broker "
+        "down, 2 replicas stay in sync. Lowering min.insync.replicas to 1 instead lets one broker "
+        "acknowledge writes alone, and lose them with it."
     )

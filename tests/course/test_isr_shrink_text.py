@@ -53,6 +53,11 @@ def test_min_insync_1_names_the_shrunk_isr_and_the_unflushed_writes(material):
         "min.insync.replicas 2 (now 1): a partition whose ISR shrank to its leader then refuses "
         "writes instead of acknowledging them on one broker."
     )
+    factor_2 = _texts(material, m, min_insync_replicas=1, replication_factor=2)
+    assert factor_2["hint"].endswith(
+        "on one broker; with a replication factor of 3 (now 2), so a broker down still leaves 2 "
+        "replicas in sync and writes go on."
+    )
     assert texts["explain"] == (
         "From 120 s the followers of the partitions broker 0 leads fetch nothing; after 30 s "
         "(replica.lag.time.max.ms) they leave the ISR of 32 of 96 partitions; at 210 s broker 0 "

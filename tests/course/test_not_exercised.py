@@ -14,6 +14,8 @@ OVER_MODEL_CALLS = {
     ("checkpoints", "crash-rework-bounded"),
     ("worker-crash", "deploy-moves-few-partitions"),
     ("poison-messages", "poison-parked"),
+    ("poison-messages", "retry-limited"),
+    ("state-failover", "failover-automatic"),
     ("provider-outage", "outage-runs-keep-moving"),
     ("provider-outage", "breaker-opens-fast"),
     ("provider-outage", "breaker-closes"),
