@@ -136,12 +136,13 @@ def test_step_7_percentages_and_rates_are_the_same_quantity():
 
 
 def test_step_5_following_the_capacity_hint_passes():
-    """The hint said 20 % above the peak's mean RPM and TPM; that still waited 0.19-0.33 s."""
+    """The hint said 20 % above the peak's mean RPM and TPM; that still waited 0.19-0.33 s. It
+    names the tightest limit (the reference's is TPM) and says twice the peak's mean."""
     reference = _reference()
     check = next(
         c for c in _step(reference, "agents-tools-model").checks if c.id == "model-capacity"
     )
-    assert "twice the peak's mean RPM and TPM" in check.hint
+    assert check.hint.startswith("Buy about twice the peak's mean TPM (now 2,500,000")
     per_minute = 10 * 60  # 0.5 runs/s x 20 model calls (steps/scenarios/peak.yaml)
     primary = reference.model.primary.model_copy(
         update={"rpm": 2 * per_minute, "tpm": 2 * per_minute * 1800}
