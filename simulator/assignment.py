@@ -61,13 +61,17 @@ def _topics(partitions: int | Mapping[str, int]) -> dict[str, int]:
     return topics
 
 
+def _check_unique(members: Sequence[str]) -> None:
+    if len(set(members)) != len(members):
+        raise ValueError("member ids must be unique")
+
+
 def _subscriptions(
     members: Sequence[str],
     topics: Mapping[str, int],
     subscriptions: Mapping[str, Sequence[str]] | None,
 ) -> dict[str, set[str]]:
-    if len(set(members)) != len(members):
-        raise ValueError("member ids must be unique")
+    _check_unique(members)
     if subscriptions is None:
         return {m: set(topics) for m in members}
     missing = [m for m in members if m not in subscriptions]
@@ -358,15 +362,10 @@ def completed_assignment(
     if strategy is not AssignmentStrategy.cooperative_sticky:
         subs = _subscriptions(members, topics, None)
         return _assignment(strategy, members, topics, subs, {})[0], 1
-    # _assignment's sticky branch, its subscriptions known to be identical (every topic).
-    if len(set(members)) != len(members):
-        raise ValueError("member ids must be unique")
-    if not members:
-        return {}, 1
-    prev = previous or {}
-    owned = {m: [tp for tp in prev.get(m, ()) if tp[0] in topics] for m in members}
-    outcome = _constrained_sticky(topics, members, owned)
-    return outcome.assignment, 2 if outcome.transferring else 1
+    # Every member subscribes to every topic: no subscription sets to build and compare.
+    _check_unique(members)
+    final, transferring = _sticky(topics, members, previous or {})
+    return final, 2 if transferring else 1
 
 
 def _assignment(
@@ -388,8 +387,19 @@ def _assignment(
         )
     if not members:
         return {}, {}
-    subscribed = {t: topics[t] for t in subs[members[0]] if t in topics}
-    owned = {m: [tp for tp in prev.get(m, []) if tp[0] in subscribed] for m in members}
+    return _sticky({t: topics[t] for t in subs[members[0]] if t in topics}, members, prev)
+
+
+def _sticky(
+    subscribed: Mapping[str, int],
+    members: Sequence[str],
+    prev: Mapping[str, Sequence[TopicPartition]],
+) -> tuple[Assignment, dict[TopicPartition, str]]:
+    """Cooperative sticky over ``subscribed`` for ``members`` that all subscribe to it: the
+    completed assignment and the partitions moving between live members (none for no member)."""
+    if not members:
+        return {}, {}
+    owned = {m: [tp for tp in prev.get(m, ()) if tp[0] in subscribed] for m in members}
     outcome = _constrained_sticky(subscribed, members, owned)
     return outcome.assignment, outcome.transferring
 

@@ -39,20 +39,14 @@ from simulator.design import (
 from simulator.design import ConsumerGroup as GroupConfig
 from simulator.engine.eventlog import Topic
 from simulator.engine.partition import (
-    ACTIVE,
     IDLE,
     PBITS,
-    POLL,
-    RETRY,
+    SLOT_HOLDING,
     STREAM_END,
     TICKS_PER_S,
     Partition,
 )
 from simulator.engine.samples import GroupSamples
-
-_IN_PROGRESS = frozenset((ACTIVE, RETRY, POLL))
-"""The partition states that always hold a heap entry (an idle one does unless it waits for the
-arrival stream)."""
 
 if TYPE_CHECKING:
     from simulator.engine.causal import CausalRuns
@@ -282,7 +276,7 @@ class GroupState:
 
     def _rebuild_heap(self) -> None:
         parts = self.parts
-        ticks, pbits, idle, busy = TICKS_PER_S, PBITS, IDLE, _IN_PROGRESS
+        ticks, pbits, idle, busy = TICKS_PER_S, PBITS, IDLE, SLOT_HOLDING
         self.heap[:] = [
             (int(q.next_t * ticks) << pbits) | q.pid
             for q in parts

@@ -41,13 +41,11 @@ from simulator.engine.partition import (
     REVOKE_NONE,
     REVOKE_REBALANCE,
     REVOKE_STOP,
+    SLOT_HOLDING,
     TICKS_PER_S,
     WAIT_SLOT,
     Partition,
 )
-
-_HOLDS_SLOT = frozenset((ACTIVE, RETRY, POLL))
-"""The partition states that hold one of their instance's slots."""
 
 
 class Membership(GroupState):
@@ -410,7 +408,7 @@ class Membership(GroupState):
                 part.state = DONE
         # Recount free slots: partitions mid-batch (cooperative moves leave them) hold one.
         held = [0] * self.instances
-        in_progress = _HOLDS_SLOT
+        in_progress = SLOT_HOLDING
         for q in parts:
             if q.owner >= 0 and q.state in in_progress:
                 q.slot = True

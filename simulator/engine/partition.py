@@ -38,6 +38,8 @@ WAIT_SLOT = 3  # has records, waits for an instance slot; not in the heap
 PARKED = 4  # no owner (crashed, revoked, or waiting for a rebalance); not in the heap
 POLL = 5  # was handed a slot; in the heap now, polls next
 DONE = 6  # every event processed; not in the heap
+SLOT_HOLDING = frozenset((ACTIVE, RETRY, POLL))
+"""The states that hold one of the instance's slots (and always a heap entry)."""
 
 # Why a partition's batch is being ended (Partition.revoking).
 REVOKE_NONE = 0
