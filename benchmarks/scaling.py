@@ -9,7 +9,11 @@ course's run shape and the reference design's settings:
 - load 10 .. 2,000 step events/s, 480 s, the design scaled with the load (partitions, instances,
   model limits, runners and state-store writes in proportion, so utilisation stays near the
   reference's);
-- duration 480 s .. 4 h at the peak.
+- duration 480 s .. 4 h at the peak;
+- rebalance storms: the course's ``replay`` scenario (a 48-hour pause, then a backlog of 129,000
+  events) with every consumer group at a size (partitions, instances, slots per instance) and a
+  ``max.poll.interval.ms``, where kicked members rejoin over and over: CPU seconds (one run; at
+  most ``--storm-limit`` seconds, else "over"), the rebalances and the microseconds per rebalance.
 
 A term worse than n log n in events would show as microseconds per event that grow with the
 events; the per-partition terms (samples of every partition's lag, the assignment) as time that
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import signal
 import sys
 import time
 from pathlib import Path
@@ -90,10 +95,62 @@ def row(label: str, seconds: float, events: int) -> str:
     return f"| {label} | {events:,} | {seconds:.3f} | {per:.1f} |"
 
 
+STORMS = (
+    (96, None, None, 1_000),
+    (256, 256, 256, 300_000),
+    (512, 512, 512, 300_000),
+    (1024, 1024, 1024, 300_000),
+    (4096, 1024, 1024, 300_000),
+)
+"""Rebalance storms: (partitions, instances and slots per instance of every group, or None for
+the reference's, max.poll.interval.ms)."""
+
+
+class _Over(Exception):
+    """A storm run went past its limit."""
+
+
+def storm_row(
+    reference: dict[str, Any], case: tuple[int, int | None, int | None, int], limit_s: int
+) -> str:
+    """One storm case of :data:`STORMS` on the replay scenario (seed 1), stopped after
+    ``limit_s`` seconds of wall time."""
+    partitions, instances, slots, interval_ms = case
+    d = copy.deepcopy(reference)
+    d["event_log"]["partitions"] = partitions
+    for group in d["consumers"].values():
+        if instances is not None:
+            group["instances"] = instances
+            group["concurrency_per_instance"] = slots
+        group["max_poll_interval_ms"] = interval_ms
+    shape = "reference groups" if instances is None else f"{instances:,} x {slots:,}"
+    label = f"{partitions:,} | {shape} | {interval_ms / 1000:,.0f} s"
+    scenario = yaml.safe_load((STEPS / "scenarios" / "replay.yaml").read_text(encoding="utf-8"))
+
+    def over(_signum: int, _frame: object) -> None:
+        raise _Over
+
+    previous = signal.signal(signal.SIGALRM, over)
+    signal.alarm(limit_s)
+    t = time.process_time()
+    try:
+        result = simulate(Design.model_validate(d), Scenario.model_validate(scenario), 1)
+    except _Over:
+        return f"| {label} | over {limit_s} s | | |"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    seconds = time.process_time() - t
+    rebalances = result.metrics.rebalances
+    per = seconds / rebalances * 1e6 if rebalances else float("nan")
+    return f"| {label} | {seconds:.2f} | {rebalances:,} | {per:,.0f} |"
+
+
 def main() -> None:
-    """Print the three tables."""
+    """Print the four tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--storm-limit", type=int, default=60, help="seconds per storm run")
     args = parser.parse_args()
     reference, peak = _reference(), _peak()
     peak["faults"] = []
@@ -121,6 +178,12 @@ def main() -> None:
         s["duration_seconds"] = seconds
         label = f"{seconds:,} s"
         print(row(label, *cpu_seconds(reference, s, max(1, args.repeat if seconds <= 3600 else 1))))
+
+    print()
+    print("| partitions | instances x slots | max.poll.interval | CPU s | rebalances | us each |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for case in STORMS:
+        print(storm_row(reference, case, args.storm_limit), flush=True)
 
 
 if __name__ == "__main__":

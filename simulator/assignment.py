@@ -25,6 +25,7 @@ topic-partitions in the order the assignor produced them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -443,3 +444,103 @@ def partition_counts(
 ) -> list[int]:
     """Partitions owned per member, in the order of ``members`` (``[2, 2, 1, 1]`` style)."""
     return [len(assignment.get(m, ())) for m in members]
+
+
+def sticky_owners(
+    partitions: int, members: Sequence[int], owner: Sequence[int]
+) -> tuple[list[int], int]:
+    """Cooperative sticky for one topic in integers: what :func:`completed_assignment` gives for
+    members whose ids sort as their indexes (:func:`member_ids`), as the simulated consumer group
+    asks for it on every rebalance of a storm (no ids, topic tuples or dicts to build). The work
+    in Python is per member and per partition dealt again; the passes over every partition run
+    in C (``Counter``, ``list.index``).
+
+    Args:
+        partitions: the topic's partition count (``len(owner)``).
+        members: the live members' indexes, ascending (their ids' order).
+        owner: per partition, the index of its member before the rebalance, or -1 (a member not
+            in ``members`` has left: its partitions are dealt again).
+
+    Returns:
+        ``(target, rounds)``: per partition its member's index once the rebalance has completed
+        (-1 for every partition when there is no member), and 1, or 2 when a partition moves
+        between live members (a follow-up rebalance). The same steps as
+        :func:`_constrained_sticky` (:func:`_keep_owned`, then :func:`_deal`), so the same result.
+    """
+    if not members:
+        return [-1] * partitions, 1
+    owner = list(owner)
+    counts = Counter(owner)
+    min_quota, expected_over_min = divmod(partitions, len(members))
+    max_quota = min_quota + (1 if expected_over_min else 0)
+    under_min: list[int] = []
+    exactly_min: list[int] = []
+    count: dict[int, int] = {}
+    # Partitions to deal again: those of members gone and of none, and revoked tails.
+    unassigned: list[int] = []
+    revoked = False
+    over_min = 0
+    for m in members:
+        n = counts.get(m, 0)
+        if n < min_quota:
+            under_min.append(m)
+            keep = n
+        elif n >= max_quota and over_min < expected_over_min:
+            over_min += 1
+            if over_min == expected_over_min:
+                exactly_min.clear()
+            keep = max_quota
+        else:
+            keep = min_quota
+            if over_min < expected_over_min:
+                exactly_min.append(m)
+        count[m] = keep
+        if keep < n:
+            revoked = True
+            unassigned.extend(_positions(owner, m, n)[keep:])
+    live = set(members)
+    for o, n in counts.items():
+        if o not in live:
+            unassigned.extend(_positions(owner, o, n))
+    target = owner
+    if not unassigned:
+        return target, 1
+    unassigned.sort()
+    for p in unassigned:
+        target[p] = -1
+    # _deal: the unassigned partitions in order, round robin over the members under minQuota,
+    # then one more each to members at it.
+    idx = 0
+    for p in unassigned:
+        if idx < len(under_min):
+            member = under_min[idx]
+            idx += 1
+        elif not under_min and not exactly_min:
+            raise RuntimeError("sticky assignment ran out of members with spare capacity")
+        elif not under_min:
+            member = exactly_min.pop(0)
+        else:
+            idx = 0
+            member = under_min[idx]
+            idx += 1
+        target[p] = member
+        c = count[member] + 1
+        count[member] = c
+        if c == min_quota:
+            if member in under_min:
+                pos = under_min.index(member)
+                under_min.pop(pos)
+                if pos < idx:
+                    idx -= 1
+            exactly_min.append(member)
+    return target, 2 if revoked else 1
+
+
+def _positions(values: list[int], value: int, n: int) -> list[int]:
+    """The first ``n`` indexes of ``value`` in ``values``, ascending (``list.index`` scans)."""
+    found = []
+    at = -1
+    for _ in range(n):
+        at = values.index(value, at + 1)
+        found.append(at)
+    return found

@@ -132,6 +132,14 @@ class ConsumerGroup(Retries):
     def advance_to_key(self, limit_key: int) -> None:
         """:meth:`advance` up to a heap key (every action with a key at or below it), this group
         alone: for the causal producer, which keeps the groups in step."""
+        heap = self.heap
+        if (
+            self.sample_key >= limit_key
+            and (not heap or heap[0] > limit_key)
+            and self.stream_key[self.stream_i] > limit_key
+            and self.control_key > limit_key
+        ):
+            return  # nothing due and no sample to take (a watchdog's look at an idle group)
         send = self.plane()
         while send(limit_key) < 0:
             self.run_control()

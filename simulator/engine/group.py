@@ -40,6 +40,8 @@ from simulator.design import ConsumerGroup as GroupConfig
 from simulator.engine.eventlog import Topic
 from simulator.engine.partition import (
     IDLE,
+    MASK,
+    PARKED,
     PBITS,
     SLOT_HOLDING,
     STREAM_END,
@@ -275,14 +277,32 @@ class GroupState:
         heapq.heapreplace(self.heap, (int(t * TICKS_PER_S) << PBITS) | part.pid)
 
     def _rebuild_heap(self) -> None:
+        self.heap[:] = self._heap_entries()
+        heapq.heapify(self.heap)
+
+    def _heap_entries(self) -> list[int]:
+        """One key per partition with an action due: in a batch (``SLOT_HOLDING``) or idle with
+        a record it has not been woken for, at its ``next_t``."""
         parts = self.parts
         ticks, pbits, idle, busy = TICKS_PER_S, PBITS, IDLE, SLOT_HOLDING
-        self.heap[:] = [
+        return [
             (int(q.next_t * ticks) << pbits) | q.pid
             for q in parts
             if q.state in busy or (q.state == idle and not q.stream_wait)
         ]
-        heapq.heapify(self.heap)
+
+    def _drop_parked(self) -> None:
+        """Take the entries of partitions parked since the heap was last current out of it:
+        what :meth:`_rebuild_heap` gives when nothing else changed (a crash or a rebalance parks
+        partitions and may wake waiters for a slot, which push their own entries), with work in
+        Python per entry instead of per partition."""
+        heap = self.heap
+        parts = self.parts
+        parked = PARKED
+        kept = [k for k in heap if parts[k & MASK].state != parked]
+        if len(kept) != len(heap):
+            heap[:] = kept
+            heapq.heapify(heap)
 
     # ------------------------------------------------------------------ small helpers
 

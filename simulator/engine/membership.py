@@ -24,9 +24,10 @@ from __future__ import annotations
 import contextlib
 import heapq
 import math
+from collections import Counter
 from collections.abc import Sequence
 
-from simulator.assignment import REBALANCE_SYNC_S, completed_assignment
+from simulator.assignment import REBALANCE_SYNC_S, completed_assignment, sticky_owners
 from simulator.design import CommitMode
 from simulator.engine.group import GroupState
 from simulator.engine.partition import (
@@ -104,19 +105,18 @@ class Membership(GroupState):
         """
         self.settle(t)
         live = self.members()
-        previous: dict[str, list[tuple[str, int]]] = {}
-        for p, owner in enumerate(self.assignment):
-            if owner >= 0:
-                previous.setdefault(self.member_id[owner], []).append(("events", p))
-        ids = [self.member_id[i] for i in live]
-        assignment, rounds = completed_assignment(
-            self.config.assignment, ids, self.partitions, previous
-        )
-        index = {m: i for i, m in enumerate(self.member_id)}
-        target = [-1] * self.partitions
-        for member, tps in assignment.items():
-            for _, p in tps:
-                target[p] = index[member]
+        if self.eager:
+            # Range and round robin place by member id alone (what was owned does not count).
+            ids = [self.member_id[i] for i in live]
+            assignment, rounds = completed_assignment(self.config.assignment, ids, self.partitions)
+            index = {m: i for i, m in enumerate(self.member_id)}
+            target = [-1] * self.partitions
+            for member, tps in assignment.items():
+                for _, p in tps:
+                    target[p] = index[member]
+        else:
+            # Member ids sort as their indexes (member_ids): the assignor in integers.
+            target, rounds = sticky_owners(self.partitions, live, self.assignment)
         if count and live:
             self.rebalances += rounds
         self.resume_at_s = pause_s
@@ -141,7 +141,7 @@ class Membership(GroupState):
                     self._park(part, t)
                 self.paused_since.setdefault(p, t)
                 self.handover[p] = target[p]
-        self._rebuild_heap()
+        self._drop_parked()
         if self.eager:
             if not self.revoke_wait:
                 self._complete_rebalance(t)
@@ -172,7 +172,7 @@ class Membership(GroupState):
                 if part.owner == i:
                     self._abort(part, t)
             self.free_slots[i] = self.slots_per_instance
-        self._rebuild_heap()
+        self._drop_parked()
         self._note_alive()
         if self.eager and self.pending_target is not None and not self.revoke_wait:
             self._complete_rebalance(t)
@@ -372,10 +372,8 @@ class Membership(GroupState):
         self._apply_assignment(t + self.resume_at_s, ready)
 
     def _apply_assignment(self, resume_t: float, which: Sequence[int] | range) -> None:
-        owned = [0] * self.instances
-        for o in self.assignment:
-            if o >= 0:
-                owned[o] += 1
+        counts = Counter(self.assignment)
+        owned = [counts.get(i, 0) for i in range(self.instances)]
         slots = self.slots_per_instance
         # In place: the data plane holds these lists (and free_slots below) by reference.
         self.limited[:] = [n > slots for n in owned]
@@ -385,9 +383,6 @@ class Membership(GroupState):
         table = [max(1, records // max(1, min(n, slots))) for n in range(max(owned, default=0) + 1)]
         bsize = [table[n] for n in owned]
         parts = self.parts
-        for part in parts:
-            if part.owner >= 0:
-                part.bsize = bsize[part.owner]
         for p in which:
             part = self.parts[p]
             owner = self.assignment[p]
@@ -406,13 +401,17 @@ class Membership(GroupState):
                 self._push(part, arrival if arrival > resume_t else resume_t)
             else:
                 part.state = DONE
-        # Recount free slots: partitions mid-batch (cooperative moves leave them) hold one.
+        # Every owned partition's poll size, and a recount of free slots: partitions mid-batch
+        # (cooperative moves leave them) hold one.
         held = [0] * self.instances
         in_progress = SLOT_HOLDING
         for q in parts:
-            if q.owner >= 0 and q.state in in_progress:
-                q.slot = True
-                held[q.owner] += 1
+            o = q.owner
+            if o >= 0:
+                q.bsize = bsize[o]
+                if q.state in in_progress:
+                    q.slot = True
+                    held[o] += 1
         free_slots = self.free_slots
         free_slots[:] = [slots - n for n in held]
         limited = self.limited

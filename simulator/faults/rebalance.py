@@ -35,7 +35,7 @@ import simpy
 
 from simulator.design import Design
 from simulator.engine.hooks import FaultLayer, Layers, amend
-from simulator.engine.partition import ACTIVE, RETRY
+from simulator.engine.partition import ACTIVE, MASK, RETRY
 from simulator.result import FaultWindow, SimulationResult
 from simulator.scenario import Rebalance, Scenario
 
@@ -185,15 +185,23 @@ class SlowBatchKicks:
             yield env.timeout(tick - env.now)
             now = env.now
             group.advance(now)
+            # A partition in a batch has its next action in the group's heap: look only at
+            # those (none while the group is idle). When each batch running now was fetched; a
+            # second pass only when one is overdue (the oldest is: ``now - fetched`` falls as
+            # ``fetched`` grows).
+            all_parts = group.parts
+            parts = [all_parts[k & MASK] for k in group.heap]
+            fetched = [q.batch_t for q in parts if q.state in busy_states and q.owner >= 0]
+            oldest = min(fetched) if fetched else now
             overdue: set[int] = set()
-            oldest = now
-            for part in group.parts:
-                if part.state in busy_states and part.owner >= 0:
-                    fetched = part.batch_t
-                    if now - fetched > interval:
-                        overdue.add(part.owner)
-                    if fetched < oldest:
-                        oldest = fetched
+            if now - oldest > interval:
+                overdue = {
+                    q.owner
+                    for q in parts
+                    if q.state in busy_states and q.owner >= 0 and now - q.batch_t > interval
+                }
+            elif oldest > now:
+                oldest = now
             due = oldest + interval
             for member in sorted(overdue):
                 if member not in self.pending:

@@ -262,3 +262,32 @@ def test_completed_assignment_is_the_rebalances_assignment_and_rounds(strategy):
         assert (assignment, rounds) == (full.assignment, full.rebalances)
     with pytest.raises(ValueError, match="unique"):
         completed_assignment(strategy, ["a", "a"], 4)
+
+
+def test_sticky_owners_is_the_completed_sticky_assignment():
+    """The consumer group's integer cooperative sticky gives the partition owners and rounds that
+    :func:`completed_assignment` gives, over members that join and leave (some gone, some
+    partitions unowned), with ids that sort as their indexes."""
+    import random
+
+    from simulator.assignment import completed_assignment, member_ids, sticky_owners
+
+    rng = random.Random(11)
+    for _ in range(400):
+        partitions = rng.randint(0, 60)
+        pool = rng.randint(1, 14)
+        ids = member_ids(pool)
+        members = sorted(rng.sample(range(pool), rng.randint(0, pool)))
+        owner = [rng.choice([-1, *range(pool)]) for _ in range(partitions)]
+        previous: dict[str, list[tuple[str, int]]] = {}
+        for p, o in enumerate(owner):
+            if o >= 0:
+                previous.setdefault(ids[o], []).append(("events", p))
+        assignment, rounds = completed_assignment(
+            AssignmentStrategy.cooperative_sticky, [ids[m] for m in members], partitions, previous
+        )
+        expected = [-1] * partitions
+        for member, tps in assignment.items():
+            for _, p in tps:
+                expected[p] = ids.index(member)
+        assert sticky_owners(partitions, members, owner) == (expected, rounds)
