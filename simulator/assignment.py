@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from simulator.design import AssignmentStrategy
 
 TopicPartition = tuple[str, int]
@@ -446,37 +448,24 @@ def partition_counts(
     return [len(assignment.get(m, ())) for m in members]
 
 
-def sticky_owners(
-    partitions: int, members: Sequence[int], owner: Sequence[int]
-) -> tuple[list[int], int]:
-    """Cooperative sticky for one topic in integers: what :func:`completed_assignment` gives for
-    members whose ids sort as their indexes (:func:`member_ids`), as the simulated consumer group
-    asks for it on every rebalance of a storm (no ids, topic tuples or dicts to build). The work
-    in Python is per member and per partition dealt again; the passes over every partition run
-    in C (``Counter``, ``list.index``).
+NUMPY_MEMBERS = 48
+"""From this many live members, :func:`sticky_owners` keeps owned partitions with numpy."""
 
-    Args:
-        partitions: the topic's partition count (``len(owner)``).
-        members: the live members' indexes, ascending (their ids' order).
-        owner: per partition, the index of its member before the rebalance, or -1 (a member not
-            in ``members`` has left: its partitions are dealt again).
+_Kept_ = tuple[list[int], list[int], dict[int, int], list[int], bool]
+"""Step 1 of :func:`sticky_owners`: the members under minQuota and at it with room for one more
+(each in id order), the partitions each of those keeps (by member), the partitions to deal again
+(any order) and whether a live member gives one up."""
 
-    Returns:
-        ``(target, rounds)``: per partition its member's index once the rebalance has completed
-        (-1 for every partition when there is no member), and 1, or 2 when a partition moves
-        between live members (a follow-up rebalance). The same steps as
-        :func:`_constrained_sticky` (:func:`_keep_owned`, then :func:`_deal`), so the same result.
-    """
-    if not members:
-        return [-1] * partitions, 1
-    owner = list(owner)
+
+def _keep_python(
+    owner: list[int], members: Sequence[int], min_quota: int, expected_over_min: int
+) -> _Kept_:
+    """:func:`_keep_owned` in integers, member by member (few members)."""
     counts = Counter(owner)
-    min_quota, expected_over_min = divmod(partitions, len(members))
     max_quota = min_quota + (1 if expected_over_min else 0)
     under_min: list[int] = []
     exactly_min: list[int] = []
     count: dict[int, int] = {}
-    # Partitions to deal again: those of members gone and of none, and revoked tails.
     unassigned: list[int] = []
     revoked = False
     over_min = 0
@@ -502,9 +491,81 @@ def sticky_owners(
     for o, n in counts.items():
         if o not in live:
             unassigned.extend(_positions(owner, o, n))
+    return under_min, exactly_min, count, unassigned, revoked
+
+
+def _keep_numpy(
+    owner: list[int], members: Sequence[int], min_quota: int, expected_over_min: int
+) -> _Kept_:
+    """:func:`_keep_python` over arrays (many members): the i-th member is over minQuota when it
+    owns maxQuota or more and fewer than ``expected_over_min`` such members come before it; the
+    members at minQuota are kept for dealing only while that count is not reached (Java clears
+    the list when it is)."""
+    own = np.array(owner, dtype=np.int64)
+    mem = np.array(members, dtype=np.int64)
+    valid = own >= 0
+    top = int(max(int(mem[-1]), int(own.max(initial=-1)))) + 1
+    ns = np.bincount(own[valid], minlength=top)[mem]
+    under = ns < min_quota
+    keep = np.where(under, ns, min_quota)
+    exact = np.zeros(len(mem), dtype=bool)
+    if expected_over_min:
+        candidate = ~under & (ns >= min_quota + 1)
+        over = candidate & (np.cumsum(candidate) <= expected_over_min)
+        keep[over] = min_quota + 1
+        if int(over.sum()) < expected_over_min:
+            exact = ~under & ~over
+    revoking = np.flatnonzero(keep < ns)
+    parts: list[np.ndarray] = [np.flatnonzero(~valid)]
+    for i in revoking.tolist():
+        parts.append(np.flatnonzero(own == mem[i])[int(keep[i]) :])
+    live = np.zeros(top, dtype=bool)
+    live[mem] = True
+    gone = valid.copy()
+    gone[valid] = ~live[own[valid]]
+    parts.append(np.flatnonzero(gone))
+    under_min = mem[under].tolist()
+    count = dict(zip(under_min, ns[under].tolist(), strict=True))
+    exactly_min = mem[exact].tolist()
+    count.update(dict.fromkeys(exactly_min, min_quota))
+    unassigned = np.concatenate(parts).tolist()
+    return under_min, exactly_min, count, unassigned, bool(len(revoking))
+
+
+def sticky_owners(
+    partitions: int, members: Sequence[int], owner: Sequence[int]
+) -> tuple[list[int], int, list[int]]:
+    """Cooperative sticky for one topic in integers: what :func:`completed_assignment` gives for
+    members whose ids sort as their indexes (:func:`member_ids`), as the simulated consumer group
+    asks for it on every rebalance of a storm (no ids, topic tuples or dicts to build). The work
+    in Python is per member and per partition dealt again; the passes over every partition run
+    in C (``Counter``, ``list.index``).
+
+    Args:
+        partitions: the topic's partition count (``len(owner)``).
+        members: the live members' indexes, ascending (their ids' order).
+        owner: per partition, the index of its member before the rebalance, or -1 (a member not
+            in ``members`` has left: its partitions are dealt again).
+
+    Returns:
+        ``(target, rounds, dealt)``: per partition its member's index once the rebalance has
+        completed (-1 for every partition when there is no member); 1, or 2 when a partition
+        moves between live members (a follow-up rebalance); and the partitions dealt again, in
+        order (only these can change owner; every partition when there is no member). The same
+        steps as
+        :func:`_constrained_sticky` (:func:`_keep_owned`, then :func:`_deal`), so the same result.
+    """
+    if not members:
+        return [-1] * partitions, 1, list(range(partitions))
+    owner = list(owner)
+    min_quota, expected_over_min = divmod(partitions, len(members))
+    keep = _keep_numpy if len(members) >= NUMPY_MEMBERS else _keep_python
+    under_min, exactly_min, count, unassigned, revoked = keep(
+        owner, members, min_quota, expected_over_min
+    )
     target = owner
     if not unassigned:
-        return target, 1
+        return target, 1, unassigned
     unassigned.sort()
     for p in unassigned:
         target[p] = -1
@@ -533,7 +594,7 @@ def sticky_owners(
                 if pos < idx:
                     idx -= 1
             exactly_min.append(member)
-    return target, 2 if revoked else 1
+    return target, 2 if revoked else 1, unassigned
 
 
 def _positions(values: list[int], value: int, n: int) -> list[int]:

@@ -201,6 +201,10 @@ class GroupState:
         self.pending_target: list[int] | None = None
         self.revoke_wait: set[int] = set()
         self.handover: dict[int, int] = {}
+        self.parked: set[int] = set(range(self.partitions))
+        """Every PARKED partition, maybe with some that no longer are (a rebalance prunes it)."""
+        self.poll_sizes: list[int] = [-1] * self.instances
+        """Per member, the poll size (records per partition) its partitions were given last."""
         self.resume_at_s = 0.0
         self.stopping: set[int] = set()
 
@@ -291,11 +295,34 @@ class GroupState:
             if q.state in busy or (q.state == idle and not q.stream_wait)
         ]
 
+    @staticmethod
+    def _note_entry(part: Partition, keys: list[int]) -> None:
+        """Add ``part``'s heap key to ``keys`` if it has an entry (about to be parked)."""
+        state = part.state
+        if state in SLOT_HOLDING or (state == IDLE and not part.stream_wait):
+            keys.append((int(part.next_t * TICKS_PER_S) << PBITS) | part.pid)
+
+    def _drop_entries(self, keys: list[int]) -> None:
+        """Take the entries ``keys`` of partitions just parked out of the heap (noted with
+        :meth:`_note_entry` before parking): what :meth:`_rebuild_heap` gives, since a crash or a
+        rebalance changes no other entry (the waiters it wakes for a slot push their own). A few
+        keys are removed one by one (scans in C), many by one pass over the heap."""
+        if not keys:
+            return
+        heap = self.heap
+        if len(keys) * 8 <= len(heap):
+            try:
+                for k in keys:
+                    heap.remove(k)
+            except ValueError:
+                self._drop_parked()
+                return
+            heapq.heapify(heap)
+        else:
+            self._drop_parked()
+
     def _drop_parked(self) -> None:
-        """Take the entries of partitions parked since the heap was last current out of it:
-        what :meth:`_rebuild_heap` gives when nothing else changed (a crash or a rebalance parks
-        partitions and may wake waiters for a slot, which push their own entries), with work in
-        Python per entry instead of per partition."""
+        """Take every parked partition's entry out of the heap (one pass over the heap)."""
         heap = self.heap
         parts = self.parts
         parked = PARKED

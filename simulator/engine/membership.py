@@ -26,6 +26,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import compress
 
 from simulator.assignment import REBALANCE_SYNC_S, completed_assignment, sticky_owners
 from simulator.design import CommitMode
@@ -34,6 +35,7 @@ from simulator.engine.partition import (
     ACTIVE,
     DONE,
     IDLE,
+    MASK,
     NAN,
     PARKED,
     PBITS,
@@ -60,7 +62,9 @@ class Membership(GroupState):
 
     def members(self) -> list[int]:
         """Indexes of the live members, in id order."""
-        return [i for i in range(self.instances) if self.alive[i] and i not in self.stopping]
+        live = list(compress(range(self.instances), self.alive))
+        stopping = self.stopping
+        return [i for i in live if i not in stopping] if stopping else live
 
     def settle(self, t: float) -> None:
         """Turn every early-completed step still running at ``t`` back into a step in progress.
@@ -116,20 +120,21 @@ class Membership(GroupState):
                     target[p] = index[member]
         else:
             # Member ids sort as their indexes (member_ids): the assignor in integers.
-            target, rounds = sticky_owners(self.partitions, live, self.assignment)
+            target, rounds, dealt = sticky_owners(self.partitions, live, self.assignment)
         if count and live:
             self.rebalances += rounds
         self.resume_at_s = pause_s
-        moving = (
-            list(range(self.partitions))
-            if self.eager
-            else [
-                p
-                for p in range(self.partitions)
-                if target[p] != self.assignment[p] or self.parts[p].state == PARKED
-            ]
-        )
+        if self.eager:
+            moving: Sequence[int] = range(self.partitions)
+        else:
+            # The partitions whose owner changes (only dealt ones can) and the parked ones, in
+            # partition order.
+            parts, owners = self.parts, self.assignment
+            parked = {p for p in self.parked if parts[p].state == PARKED}
+            self.parked = parked
+            moving = sorted(parked.union([p for p in dealt if target[p] != owners[p]]))
         self.pending_target = target
+        unheaped: list[int] = []
         for p in moving:
             part = self.parts[p]
             if part.state in (ACTIVE, RETRY) and part.owner >= 0 and self.alive[part.owner]:
@@ -138,10 +143,11 @@ class Membership(GroupState):
                 self.revoke_wait.add(p)
             else:
                 if part.state != PARKED:
+                    self._note_entry(part, unheaped)
                     self._park(part, t)
                 self.paused_since.setdefault(p, t)
                 self.handover[p] = target[p]
-        self._drop_parked()
+        self._drop_entries(unheaped)
         if self.eager:
             if not self.revoke_wait:
                 self._complete_rebalance(t)
@@ -152,6 +158,7 @@ class Membership(GroupState):
         """Members ``instances`` die at ``t`` (see the module docstring for what is lost or
         redelivered). With ``mid_batch`` False each stops at the end of its current batches."""
         self.settle(t)
+        unheaped: list[int] = []
         for i in instances:
             if not self.alive[i] or i in self.stopping:
                 continue
@@ -162,6 +169,7 @@ class Membership(GroupState):
                         if part.state in (ACTIVE, RETRY):
                             part.revoking = REVOKE_STOP
                         else:
+                            self._note_entry(part, unheaped)
                             self._park(part, t)
                 self._finish_stop(i)
                 continue
@@ -170,9 +178,10 @@ class Membership(GroupState):
             self.waiting[i].clear()
             for part in self.parts:
                 if part.owner == i:
+                    self._note_entry(part, unheaped)
                     self._abort(part, t)
             self.free_slots[i] = self.slots_per_instance
-        self._drop_parked()
+        self._drop_entries(unheaped)
         self._note_alive()
         if self.eager and self.pending_target is not None and not self.revoke_wait:
             self._complete_rebalance(t)
@@ -248,6 +257,7 @@ class Membership(GroupState):
         self._release_slot(part, t)
         part.stream_wait = False
         part.state = PARKED
+        self.parked.add(part.pid)
         part.owner = -1
         part.revoking = REVOKE_NONE
         part.attempt = 0
@@ -395,23 +405,32 @@ class Membership(GroupState):
             part.bsize = bsize[owner]
             part.slot = False
             part.cur = -1
+            self.parked.discard(p)
             if part.pos < part.n:
                 part.state = IDLE
                 arrival = part.arrival[part.pos]
                 self._push(part, arrival if arrival > resume_t else resume_t)
             else:
                 part.state = DONE
-        # Every owned partition's poll size, and a recount of free slots: partitions mid-batch
-        # (cooperative moves leave them) hold one.
+        # The poll size of the partitions of every member whose size changed (the others and
+        # those just assigned have theirs).
+        last = self.poll_sizes
+        changed = {o for o, (new, old) in enumerate(zip(bsize, last, strict=True)) if new != old}
+        if changed:
+            for q in parts:
+                if q.owner in changed:
+                    q.bsize = bsize[q.owner]
+        self.poll_sizes = bsize
+        # A recount of free slots: partitions mid-batch (cooperative moves leave them) hold one.
+        # Each has its entry in the heap (partition.py), so only those are visited.
         held = [0] * self.instances
         in_progress = SLOT_HOLDING
-        for q in parts:
+        for k in self.heap:
+            q = parts[k & MASK]
             o = q.owner
-            if o >= 0:
-                q.bsize = bsize[o]
-                if q.state in in_progress:
-                    q.slot = True
-                    held[o] += 1
+            if o >= 0 and q.state in in_progress:
+                q.slot = True
+                held[o] += 1
         free_slots = self.free_slots
         free_slots[:] = [slots - n for n in held]
         limited = self.limited

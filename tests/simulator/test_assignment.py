@@ -264,21 +264,28 @@ def test_completed_assignment_is_the_rebalances_assignment_and_rounds(strategy):
         completed_assignment(strategy, ["a", "a"], 4)
 
 
-def test_sticky_owners_is_the_completed_sticky_assignment():
+@pytest.mark.parametrize("numpy_from", [0, 10**9], ids=["numpy", "python"])
+def test_sticky_owners_is_the_completed_sticky_assignment(monkeypatch, numpy_from):
     """The consumer group's integer cooperative sticky gives the partition owners and rounds that
     :func:`completed_assignment` gives, over members that join and leave (some gone, some
-    partitions unowned), with ids that sort as their indexes."""
+    partitions unowned), with ids that sort as their indexes; both ways of keeping owned
+    partitions (member by member, and over arrays for many members)."""
     import random
 
+    from simulator import assignment
     from simulator.assignment import completed_assignment, member_ids, sticky_owners
 
+    monkeypatch.setattr(assignment, "NUMPY_MEMBERS", numpy_from)
     rng = random.Random(11)
-    for _ in range(400):
-        partitions = rng.randint(0, 60)
-        pool = rng.randint(1, 14)
-        ids = member_ids(pool)
+    owner: list[int] = []
+    for case in range(600):
+        if case % 6 == 0:  # a new group with a random earlier assignment
+            partitions = rng.randint(0, 60) if rng.random() < 0.6 else rng.randint(61, 300)
+            pool = rng.randint(1, 14) if rng.random() < 0.6 else rng.randint(15, 90)
+            ids = member_ids(pool)
+            owner = [rng.choice([-1, *range(pool)]) for _ in range(partitions)]
+        # else: the same group after its last rebalance, members joining and leaving
         members = sorted(rng.sample(range(pool), rng.randint(0, pool)))
-        owner = [rng.choice([-1, *range(pool)]) for _ in range(partitions)]
         previous: dict[str, list[tuple[str, int]]] = {}
         for p, o in enumerate(owner):
             if o >= 0:
@@ -290,4 +297,9 @@ def test_sticky_owners_is_the_completed_sticky_assignment():
         for member, tps in assignment.items():
             for _, p in tps:
                 expected[p] = ids.index(member)
-        assert sticky_owners(partitions, members, owner) == (expected, rounds)
+        target, got_rounds, dealt = sticky_owners(partitions, members, owner)
+        assert (target, got_rounds) == (expected, rounds)
+        assert dealt == sorted(dealt)
+        assert {p for p in range(partitions) if expected[p] != owner[p]} <= set(dealt)
+        if members:
+            owner = expected

@@ -3,9 +3,11 @@
 Two of them rely on the heap's invariant (``simulator.engine.partition``: a partition in a batch,
 ACTIVE, RETRY or POLL, has its entry in the heap; a PARKED one has none):
 
-- a crash or a rebalance takes only the parked partitions' entries out of the heap
-  (``GroupState._drop_parked``) instead of rebuilding it from every partition;
-- the slow-batch watchdog looks only at the partitions with an entry in the heap.
+- a crash or a rebalance takes only the entries of the partitions it parked out of the heap
+  (``GroupState._drop_entries``) instead of rebuilding it from every partition;
+- the slow-batch watchdog looks only at the partitions with an entry in the heap;
+- a new assignment recounts the slots held from the heap's entries, and sets poll sizes only for
+  the members whose size changed.
 
 Here each is checked against the full pass over every partition, at every call, on the seeded
 random crash cases of the invariants test (every assignment strategy, mid-batch and not) and on
@@ -36,13 +38,14 @@ IN_BATCH = (ACTIVE, RETRY, POLL)
 
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Check the heap against every partition after each ``_drop_parked`` and each ``advance``
-    (what the watchdog reads); yields the counts of checks made (drops, advances)."""
+    """Check the heap against every partition after each ``_drop_entries`` and each
+    ``advance`` (what the watchdog reads); yields the counts of checks made (drops, advances)."""
     counts = [0, 0]
-    drop = GroupState._drop_parked
+    drop = GroupState._drop_entries
 
-    def drop_checked(self: GroupState) -> None:
-        drop(self)
+    def drop_checked(self: GroupState, keys: list[int]) -> None:
+        assert set(keys) <= set(self.heap)  # every noted key is an entry (no fallback needed)
+        drop(self, keys)
         counts[0] += 1
         assert sorted(self.heap) == sorted(self._heap_entries())
         assert not any(self.parts[k & MASK].state == PARKED for k in self.heap)
@@ -58,7 +61,25 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         in_batch = {q.pid for q in self.parts if q.state in IN_BATCH and q.owner >= 0}
         assert in_batch <= in_heap
 
-    monkeypatch.setattr(GroupState, "_drop_parked", drop_checked)
+    from simulator.engine.membership import Membership
+
+    apply = Membership._apply_assignment
+
+    def apply_checked(self: Membership, resume_t: float, which: object) -> None:
+        apply(self, resume_t, which)  # type: ignore[arg-type]
+        owned = [self.assignment.count(i) for i in range(self.instances)]
+        slots, records = self.slots_per_instance, self.max_poll_records
+        for q in self.parts:
+            if q.owner >= 0:
+                assert q.bsize == max(1, records // max(1, min(owned[q.owner], slots)))
+        held = [0] * self.instances
+        for q in self.parts:
+            if q.owner >= 0 and q.state in IN_BATCH:
+                held[q.owner] += 1
+        assert self.free_slots == [slots - n for n in held]
+
+    monkeypatch.setattr(GroupState, "_drop_entries", drop_checked)
+    monkeypatch.setattr(Membership, "_apply_assignment", apply_checked)
     monkeypatch.setattr(ConsumerGroup, "advance", advance_checked)
     yield counts
 
