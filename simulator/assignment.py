@@ -28,8 +28,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from simulator.design import AssignmentStrategy
 
@@ -501,6 +503,10 @@ def _keep_numpy(
     owns maxQuota or more and fewer than ``expected_over_min`` such members come before it; the
     members at minQuota are kept for dealing only while that count is not reached (Java clears
     the list when it is)."""
+    # numpy loads here, not with the module: commands that only read designs (lint, import)
+    # never load it.
+    import numpy as np
+
     own = np.array(owner, dtype=np.int64)
     mem = np.array(members, dtype=np.int64)
     valid = own >= 0
