@@ -12,21 +12,26 @@ ACTIVE, RETRY or POLL, has its entry in the heap; a PARKED one has none):
 Here each is checked against the full pass over every partition, at every call, on the seeded
 random crash cases of the invariants test (every assignment strategy, mid-batch and not) and on
 rebalance storms of the course: the replay of a group of 96 partitions with a 1 s
-``max.poll.interval.ms`` and a rolling deploy.
+``max.poll.interval.ms`` and a rolling deploy. Last, whole storms give the same result, to the
+last field, with the watchdog's full scan and the heap rebuilt from every partition.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import simpy
 import yaml
 
 from simulator import simulate
+from simulator.design import Design
 from simulator.engine.group import GroupState
 from simulator.engine.partition import ACTIVE, MASK, PARKED, POLL, RETRY
+from simulator.faults.rebalance import BUSY_STATES, DUE_SLACK_S, WATCHDOG_FRACTION, SlowBatchKicks
 from simulator.files import load_design
 from simulator.scenario import Scenario
 from simulator.simulation import run_workload
@@ -95,12 +100,9 @@ def test_random_crashes_keep_the_heap_current(checked: list[int], case: int) -> 
     assert checked[0] > 0
 
 
-@pytest.mark.parametrize(
-    ("scenario", "poll_interval_ms"), [("rolling-deploy", 300_000), ("replay", 1_000)]
-)
-def test_course_storms_keep_the_heap_current(
-    checked: list[int], scenario: str, poll_interval_ms: float
-) -> None:
+def storm(scenario: str, poll_interval_ms: float) -> tuple[Design, Scenario]:
+    """The reference with every group's ``max.poll.interval.ms`` at ``poll_interval_ms`` and a
+    course scenario (``replay`` with a 20-minute pause: a backlog of about 840 events)."""
     design = load_design(STEPS / "designs" / "reference.yaml")
     for group in (design.consumers.agent, design.consumers.tool, design.consumers.state):
         group.max_poll_interval_ms = poll_interval_ms
@@ -110,7 +112,64 @@ def test_course_storms_keep_the_heap_current(
         # a storm of kicks in the 40 minutes after.
         data["faults"][0]["duration_seconds"] = 1_200
         data["duration_seconds"] = 3_600 + 1_200 + 2_400
-    result = simulate(design, Scenario.model_validate(data), 1)
+    return design, Scenario.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "poll_interval_ms"), [("rolling-deploy", 300_000), ("replay", 1_000)]
+)
+def test_course_storms_keep_the_heap_current(
+    checked: list[int], scenario: str, poll_interval_ms: float
+) -> None:
+    result = simulate(*storm(scenario, poll_interval_ms), 1)
     assert checked[0] > 0 and checked[1] > 0
     if scenario == "replay":
         assert result.metrics.members_kicked > 100
+
+
+def full_scan_watchdog(self: SlowBatchKicks) -> Generator[simpy.Event, Any, None]:
+    """The watchdog as it was before it looked only at heap entries: every partition, every
+    look, and the data plane entered at every look."""
+    env, group = self.env, self.group
+    interval = group.max_poll_interval_s
+    period = interval * WATCHDOG_FRACTION
+    tick = env.now
+    due = tick + interval
+    while True:
+        tick += period
+        while tick < due - DUE_SLACK_S and tick + period <= self.duration:
+            tick += period
+        if tick > self.duration:
+            return
+        yield env.timeout(tick - env.now)
+        now = env.now
+        group.advance(now)
+        overdue: set[int] = set()
+        oldest = now
+        for part in group.parts:
+            if part.state in BUSY_STATES and part.owner >= 0:
+                if now - part.batch_t > interval:
+                    overdue.add(part.owner)
+                oldest = min(oldest, part.batch_t)
+        due = oldest + interval
+        for member in sorted(overdue):
+            if member not in self.pending:
+                self.slow_batches += 1
+                self.pending.append(member)
+        if self.pending:
+            self._kick_pending(now)
+
+
+@pytest.mark.parametrize(("scenario", "poll_interval_ms"), [("replay", 1_000), ("replay", 1_500)])
+def test_storm_results_are_those_of_the_full_passes(
+    monkeypatch: pytest.MonkeyPatch, scenario: str, poll_interval_ms: float
+) -> None:
+    """The same storm with the watchdog's full scan and the heap rebuilt from every partition
+    after each crash and rebalance gives the same result, to the last field."""
+    design, loaded = storm(scenario, poll_interval_ms)
+    fast = simulate(design, loaded, 3)
+    assert fast.metrics.members_kicked > 100
+    monkeypatch.setattr(SlowBatchKicks, "watchdog", full_scan_watchdog)
+    monkeypatch.setattr(GroupState, "_drop_entries", lambda self, keys: self._rebuild_heap())
+    full = simulate(design, loaded, 3)
+    assert fast.model_dump() == full.model_dump()
