@@ -9,7 +9,7 @@ PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test setup venv python-deps assets migrate chromium check
+.PHONY: run test setup venv python-deps compiler assets migrate chromium check
 
 run: setup
 	$(BIN)/designlab serve --host $(HOST) --port $(PORT)
@@ -23,11 +23,27 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-# Byte-compiled once here, so a `designlab` command does not compile our modules on every start
+# The install builds the simulator's data plane with mypyc (setup.py, simulator/native.py) when a
+# C compiler and Python's headers are here, else installs it as pure Python (same results,
+# slower); it runs again only when the packaging or the simulator's engine changed. Then every
+# module is byte-compiled, so a `designlab` command does not compile our modules on every start
 # when the environment sets PYTHONDONTWRITEBYTECODE (an edited module is compiled again in memory).
-python-deps: venv
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+python-deps: $(VENV)/.installed
 	$(BIN)/python -m compileall -q app simulator
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py mypyc.ini $(wildcard simulator/*.py simulator/engine/*.py)
+	@$(MAKE) --no-print-directory compiler
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -c "import simulator.native as n; print('simulator:', n.state().describe())"
+	touch $@
+
+# A C compiler and Python's headers for the compiled simulator, from Debian's packages when
+# missing; without them the install goes on as pure Python.
+compiler:
+	@if ! command -v cc >/dev/null || [ ! -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("include"))')/Python.h" ]; then \
+		($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends gcc libc6-dev python3-dev) \
+		|| echo "no C compiler: the simulator installs as pure Python (identical results, slower)"; \
+	fi
 
 assets:
 	npm ci --ignore-scripts --no-audit --no-fund

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from simulator import native
 from simulator.version import SIMULATOR_VERSION
+
+# Before any engine module is imported: the compiled data plane, or its Python source when that
+# is not built or stale (simulator.native).
+native.select()
 
 if TYPE_CHECKING:
     from simulator.design import Design

@@ -122,7 +122,9 @@ class Windows:
 class Interruptible:
     """Mixin for a capacity with outage windows: inside one, ``admit`` answers REJECT_DOWN.
 
-    The class's own ``admit(t, step_s)`` stays the fast path until the first outage is added.
+    Each subclass's ``admit(t, step_s)`` begins with ``if self.outages.first <= t and
+    self.refused_down(t): return REJECT_DOWN``: one comparison against ``inf`` until the first
+    outage is added.
     """
 
     outages: Windows
@@ -135,21 +137,22 @@ class Interruptible:
     def add_outage(self, start: float, end: float) -> None:
         """Reject every request in ``[start, end)`` seconds."""
         self.outages.add(start, end)
-        self.admit = self._admit_unless_down  # type: ignore[method-assign]
 
     def admit(self, t: float, step_s: float) -> float:  # pragma: no cover - overridden
         """A request at ``t`` lasting ``step_s``: its finish time or a negative rejection code."""
         raise TypeError(f"{type(self).__name__} must define admit")
 
-    def _admit_unless_down(self, t: float, step_s: float) -> float:
+    def refused_down(self, t: float) -> bool:
+        """True, counted in ``rejected_down`` / ``first_down_s`` / ``last_down_s``, when a
+        request at ``t`` seconds falls inside an outage window."""
         outages = self.outages
         if outages.first <= t < outages.last and outages.contains(t):
             if not self.rejected_down:
                 self.first_down_s = t
             self.last_down_s = t
             self.rejected_down += 1
-            return REJECT_DOWN
-        return type(self).admit(self, t, step_s)
+            return True
+        return False
 
 
 class Provider(Interruptible):
@@ -212,6 +215,8 @@ class Provider(Interruptible):
         """Try a call at ``t`` lasting ``step_s``: its finish time (after its wait at the gateway
         for a concurrency slot and for room in the RPM and TPM buckets), or REJECT_429 for a call
         no minute's TPM can hold, or REJECT_DOWN in an outage."""
+        if self.outages.first <= t and self.refused_down(t):
+            return REJECT_DOWN
         if self.too_large:
             self.rejected_429 += 1
             return REJECT_429

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from simulator.design import StateStoreSection
-from simulator.engine.provider import Interruptible, Windows
+from simulator.engine.provider import REJECT_DOWN, Interruptible, Windows
 
 
 def latency_scale(store: StateStoreSection, scenario_mean_s: float) -> float:
@@ -44,6 +44,8 @@ class StateStore(Interruptible):
 
     def admit(self, t: float, step_s: float) -> float:
         """Admit a write asked for at ``t`` taking ``step_s``: finish time, or REJECT_DOWN."""
+        if self.outages.first <= t and self.refused_down(t):
+            return REJECT_DOWN
         nxt = self.next_free
         start = nxt if nxt > t else t
         self.next_free = start + self.spacing_s

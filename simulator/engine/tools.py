@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 
 from simulator.design import ToolsSection
-from simulator.engine.provider import Interruptible, Windows
+from simulator.engine.provider import REJECT_DOWN, Interruptible, Windows
 
 NEVER_S = 1e15
 """Finish time of a tool call that can never run (no runners): beyond any simulated window."""
@@ -31,7 +31,10 @@ class RunnerPool(Interruptible):
         self.rejected_down = 0
 
     def admit(self, t: float, step_s: float) -> float:
-        """Start a call at ``t`` or when a slot frees; its finish time (NEVER_S without slots)."""
+        """Start a call at ``t`` or when a slot frees; its finish time (NEVER_S without slots),
+        or REJECT_DOWN in an outage."""
+        if self.outages.first <= t and self.refused_down(t):
+            return REJECT_DOWN
         if not self.slots:
             return NEVER_S
         free = self.free_at[0]
