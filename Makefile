@@ -31,7 +31,10 @@ venv: $(BIN)/python
 python-deps: $(VENV)/.installed
 	$(BIN)/python -m compileall -q app simulator
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py mypyc.ini $(wildcard simulator/*.py simulator/engine/*.py)
+# The compiled modules' sources, as simulator/native.py lists them.
+COMPILED_SOURCES := $(shell sed -n 's/^    "\(simulator\.[a-z_.]*\)",$$/\1/p' simulator/native.py | tr . / | sed 's/$$/.py/')
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py mypyc.ini simulator/native.py $(COMPILED_SOURCES)
 	@$(MAKE) --no-print-directory compiler
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(BIN)/python -c "import simulator.native as n; print('simulator:', n.state().describe())"

@@ -15,7 +15,6 @@ simulator import its Python source even where the extensions exist.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import runpy
@@ -39,15 +38,13 @@ MANIFEST = ROOT / "simulator" / NATIVE["MANIFEST_NAME"]
 EXTRA_COMPILE_ARGS = ["-ffp-contract=off", "-fno-fast-math"]
 
 
-def source_digest(path: str) -> str:
-    """SHA-256 (hex) of one source file's bytes, as ``simulator.native`` computes it."""
-    return hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
-
-
 def write_manifest() -> None:
-    """``simulator/_native.json``: the source digest of every compiled module, by module name."""
-    modules = {name: source_digest(name.replace(".", "/") + ".py") for name in COMPILED_MODULES}
-    MANIFEST.write_text(json.dumps({"group": GROUP_NAME, "modules": modules}, indent=1) + "\n")
+    """``simulator/_native.json``: the source digest, size and mtime of every compiled module."""
+    paths = {name: ROOT / (name.replace(".", "/") + ".py") for name in COMPILED_MODULES}
+    modules = {name: NATIVE["source_digest"](path) for name, path in paths.items()}
+    stat = {name: NATIVE["source_stat"](path) for name, path in paths.items()}
+    manifest = {"group": GROUP_NAME, "modules": modules, "stat": stat}
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 class OptionalBuildExt(build_ext):

@@ -7,19 +7,21 @@ a source file of the same name, so :func:`select`, called once by ``simulator/__
 any of them is imported, decides which is imported:
 
 - compiled, when every extension is there and the build's manifest (``_native.json``: each
-  module's source SHA-256 at build time) matches the sources now;
+  module's source SHA-256 at build time, with its size and modification time, which spare the
+  hashing while they are unchanged) matches the sources now;
 - the Python source, with the reason, when ``DESIGNLAB_PURE_PYTHON=1`` is set, when nothing was
   compiled (no C compiler at install: the build warned), or when a source changed since the build
   (a stale extension would run old code: it warns, and ``make setup`` builds again).
 
 All or none: the compiled modules call each other's classes natively, so one stale module sends
-every one of them to its source. This module imports only the standard library (``setup.py`` reads
+every one of them to its source. Every other module of the package is always imported from its
+source, so an extension an older build left for a module not compiled now is never loaded. This
+module imports only the standard library (``setup.py`` reads
 its constants without installing anything).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -52,7 +54,8 @@ GROUP_NAME = "simulator._native"
 """The compiled group's shared library: ``simulator/_native__mypyc.<abi>.so``."""
 
 MANIFEST_NAME = "_native.json"
-"""The build's manifest, in the ``simulator`` package: ``{"group", "modules": {name: sha256}}``."""
+"""The build's manifest, in the ``simulator`` package: ``{"group", "modules": {name: sha256},
+"stat": {name: [size bytes, mtime ns]}}``."""
 
 PURE_ENV = "DESIGNLAB_PURE_PYTHON"
 """Set to ``1``: import the Python source even where the compiled extensions exist."""
@@ -76,10 +79,13 @@ class NativeState:
 
 
 class SourceFirst(MetaPathFinder):
-    """Finds each of ``names`` as its ``.py`` source under ``root``, never as an extension."""
+    """Finds every module under package ``package`` (dotted) except ``compiled`` as its ``.py``
+    source under ``root``, never as an extension: an extension left by an older build (a module
+    compiled then, not now) is never imported."""
 
-    def __init__(self, names: Sequence[str], root: Path):
-        self.names = frozenset(names)
+    def __init__(self, package: str, compiled: Sequence[str], root: Path):
+        self.prefix = package + "."
+        self.compiled = frozenset(compiled)
         self.root = root
 
     def find_spec(
@@ -88,16 +94,32 @@ class SourceFirst(MetaPathFinder):
         path: Sequence[str] | None = None,
         target: ModuleType | None = None,
     ) -> ModuleSpec | None:
-        """The source file's spec for a compiled module's name, else None (the next finder)."""
-        if fullname not in self.names:
+        """The source file's spec for a module of the package not in ``compiled`` that has a
+        ``.py`` file, else None (the next finder: packages, compiled modules, the rest)."""
+        if not fullname.startswith(self.prefix) or fullname in self.compiled:
             return None
-        source = self.root.joinpath(*fullname.split(".")).with_suffix(".py")
+        source = source_path(fullname, self.root)
+        if not source.is_file():
+            return None
         return importlib.util.spec_from_file_location(fullname, source)
 
 
 def source_path(name: str, root: Path = REPO_DIR) -> Path:
     """The ``.py`` file of module ``name`` (dotted) under ``root``."""
     return root.joinpath(*name.split(".")).with_suffix(".py")
+
+
+def source_stat(path: Path) -> list[int]:
+    """``[size in bytes, modification time in ns]`` of a source file, as the manifest keeps it."""
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns]
+
+
+def source_digest(path: Path) -> str:
+    """SHA-256 (hex) of a source file's bytes."""
+    import hashlib  # only when a file's size or mtime changed since the build
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def extension_present(name: str, root: Path = REPO_DIR) -> bool:
@@ -120,12 +142,14 @@ def inspect(root: Path = REPO_DIR, environ: dict[str, str] | None = None) -> Nat
         return NativeState(False, "not compiled at install")
     manifest = root / "simulator" / MANIFEST_NAME
     try:
-        built = json.loads(manifest.read_text())["modules"]
-    except (OSError, ValueError, KeyError, TypeError):
+        content = json.loads(manifest.read_text())
+        built, stats = content["modules"], content.get("stat", {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return NativeState(False, f"no build manifest ({MANIFEST_NAME})")
     for name in COMPILED_MODULES:
-        digest = hashlib.sha256(source_path(name, root).read_bytes()).hexdigest()
-        if built.get(name) != digest:
+        if stats.get(name) == source_stat(source_path(name, root)):
+            continue  # size and mtime as at the build: the same bytes
+        if built.get(name) != source_digest(source_path(name, root)):
             where = source_path(name, root).relative_to(root)
             return NativeState(False, f"{where} changed since the build: run `make setup`")
     return NativeState(True, "")
@@ -141,17 +165,18 @@ def select() -> NativeState:
     if _STATE is not None:
         return _STATE
     state = inspect()
+    compiled = COMPILED_MODULES if state.compiled else ()
     if not state.compiled:
         loaded = [name for name in COMPILED_MODULES if name in sys.modules]
         if loaded:
             raise RuntimeError(f"simulator.native.select() ran after {loaded[0]} was imported")
-        sys.meta_path.insert(0, SourceFirst(COMPILED_MODULES, REPO_DIR))
-        if "changed since the build" in state.reason:
-            warnings.warn(
-                f"the compiled simulator is stale ({state.reason}); running its Python source",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+    sys.meta_path.insert(0, SourceFirst("simulator", compiled, REPO_DIR))
+    if "changed since the build" in state.reason:
+        warnings.warn(
+            f"the compiled simulator is stale ({state.reason}); running its Python source",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     _STATE = state
     return state
 

@@ -76,10 +76,27 @@ def test_pure_python_gives_the_golden_bytes():
     assert f"{count} of {count} results identical" in run.stdout, run.stdout
 
 
+def test_the_heap_shortcut_checks_pass_on_the_python_source():
+    """tests/simulator/engine/test_heap_shortcuts.py wraps the data plane's methods, which only
+    the Python source calls through the class; where the suite runs compiled, run it as source."""
+    if not native.state().compiled:
+        pytest.skip("the suite runs the Python source: the file runs in this process")
+    path = "tests/simulator/engine/test_heap_shortcuts.py"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", path],
+        cwd=REPO,
+        env=_pure_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "skipped" not in run.stdout, run.stdout[-2000:]
+
+
 def _fake_build(root: Path) -> None:
     """A tree under ``root`` holding the compiled modules' sources, an extension file for each
     and the group, and a manifest matching the sources."""
-    modules = {}
+    modules, stat = {}, {}
     for name in native.COMPILED_MODULES:
         source = native.source_path(name, REPO)
         target = native.source_path(name, root)
@@ -87,10 +104,11 @@ def _fake_build(root: Path) -> None:
         shutil.copyfile(source, target)
         target.with_name(target.stem + SUFFIX).write_bytes(b"")
         modules[name] = hashlib.sha256(source.read_bytes()).hexdigest()
+        stat[name] = native.source_stat(target)
     group = root.joinpath(*(native.GROUP_NAME + "__mypyc").split("."))
     group.with_name(group.name + SUFFIX).write_bytes(b"")
     manifest = root / "simulator" / native.MANIFEST_NAME
-    manifest.write_text(json.dumps({"group": native.GROUP_NAME, "modules": modules}))
+    manifest.write_text(json.dumps({"group": native.GROUP_NAME, "modules": modules, "stat": stat}))
 
 
 def test_a_complete_build_matching_its_sources_is_compiled(tmp_path):
@@ -110,6 +128,13 @@ def test_a_source_edited_after_the_build_runs_as_python(tmp_path):
     assert state.reason == "simulator/engine/provider.py changed since the build: run `make setup`"
 
 
+def test_a_source_touched_but_unchanged_stays_compiled(tmp_path):
+    _fake_build(tmp_path)
+    touched = native.source_path("simulator.engine.group", tmp_path)
+    os.utime(touched, ns=(1, 1))
+    assert native.inspect(tmp_path, environ={}).compiled
+
+
 def test_a_missing_extension_or_manifest_runs_as_python(tmp_path):
     _fake_build(tmp_path)
     (tmp_path / "simulator" / native.MANIFEST_NAME).unlink()
@@ -122,8 +147,33 @@ def test_a_missing_extension_or_manifest_runs_as_python(tmp_path):
     assert native.inspect(tmp_path, environ={}).reason == "not compiled at install"
 
 
-def test_the_finder_serves_sources_only_for_the_compiled_modules(tmp_path):
-    finder = native.SourceFirst(native.COMPILED_MODULES, REPO)
-    spec = finder.find_spec("simulator.engine.group")
+def test_the_finder_serves_sources_for_all_but_the_compiled_modules():
+    finder = native.SourceFirst("simulator", native.COMPILED_MODULES, REPO)
+    spec = finder.find_spec(
+        "simulator.engine.eventlog"
+    )  # not compiled: an old build's file is set aside
+    assert spec is not None and spec.origin == str(REPO / "simulator" / "engine" / "eventlog.py")
+    assert finder.find_spec("simulator.engine.group") is None  # compiled: the extension
+    assert finder.find_spec("simulator.engine") is None  # a package: the usual finder
+    assert finder.find_spec("simpy.core") is None
+    pure = native.SourceFirst("simulator", (), REPO)
+    spec = pure.find_spec("simulator.engine.group")
     assert spec is not None and spec.origin == str(REPO / "simulator" / "engine" / "group.py")
-    assert finder.find_spec("simulator.design") is None
+
+
+def test_an_extension_left_by_an_older_build_is_never_imported(tmp_path):
+    """A module compiled by an older build and not by this one runs as its source: here an
+    unloadable extension file beside a copy of the package's ``engine/eventlog.py``."""
+    shutil.copytree(REPO / "simulator", tmp_path / "simulator")
+    stray = native.source_path("simulator.engine.eventlog", tmp_path)
+    stray.with_name(stray.stem + SUFFIX).write_bytes(b"not an extension")
+    code = "import simulator.engine.eventlog as m\nprint(m.__file__)\n"
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == str(stray), run.stdout
