@@ -28,7 +28,7 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -48,10 +48,36 @@ from simulator.engine.partition import (
 from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
 from simulator.producer import PRODUCE_TICK_S
 
-if TYPE_CHECKING:
-    # The consumer groups' data plane (which imports nothing of this module at run time): typed
-    # as the class itself, so the compiled build reads its fields and calls its methods natively.
-    from simulator.engine.consumers import ConsumerGroup
+
+class ConsumerGroup(Protocol):
+    """What the producer needs of a consumer group (``simulator.engine.consumers``)."""
+
+    name: str
+    parts: list[Partition]
+    heap: list[int]
+    sample_key: int
+
+    def next_key(self) -> int:
+        """Key of the group's next action."""
+        ...
+
+    def advance_to_key(self, limit_key: int) -> None:
+        """Process every action up to ``limit_key``."""
+        ...
+
+    def samples_to_key(self, limit_key: int) -> None:
+        """Take the samples due up to ``limit_key`` (advancing first if an action is due)."""
+        ...
+
+    def plane(self) -> Callable[[int], int]:
+        """One stretch of :meth:`advance_to_key` as a function of the limit key: returns the
+        group's next key, or -1 after stopping for a control action (run it, call again)."""
+        ...
+
+    def run_control(self) -> None:
+        """Run the control actions due (the plane returned -1)."""
+        ...
+
 
 
 _M1 = 0xFF51AFD7ED558CCD
@@ -72,7 +98,7 @@ class Gate:
         self.dropped = 0
 
 
-DeliveryHook = Callable[["ConsumerGroup", Partition, int, int, float], None]
+DeliveryHook = Callable[[ConsumerGroup, Partition, int, int, float], None]
 """A fault's look at every appended event: ``(group, partition, offset, event id, time s)``."""
 
 
