@@ -108,6 +108,9 @@ def main(steps_dir: Path, runs: int) -> None:
     )
     print(f"grade reference: {cpu:.2f} CPU s (the wall time on an idle core)")
     print(f"peak RSS: {rss_mb:.0f} MB; target <= {TARGET_RSS_MB:g} MB")
+    from simulator import native
+
+    print(f"simulator build: {native.state().describe()}")
     print(
         f"result: {result.status} {result.points}/{result.max_points}; "
         f"scenarios: {', '.join(scenarios)}"

@@ -219,6 +219,9 @@ def main() -> None:
         help="simulated seconds of the peers' M/M/c workload",
     )
     args = parser.parse_args()
+    from simulator import native
+
+    print(f"simulator build: {native.state().describe()}")
     worked_wall, worked_cpu, worked_n = events_per_second(
         Design.model_validate(WORKED_DESIGN), Scenario.model_validate(WORKED_SCENARIO), args.repeat
     )
