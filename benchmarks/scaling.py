@@ -36,7 +36,7 @@ import yaml
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from simulator import simulate  # noqa: E402
+from simulator import native, simulate  # noqa: E402
 from simulator.design import Design  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
 
@@ -157,6 +157,7 @@ def main() -> None:
     peak["faults"] = []
     peak["duration_seconds"] = 480
     header = "| {} | step events | CPU s | us per event |\n| --- | --- | --- | --- |"
+    print(f"simulator build: {native.state().describe()}\n")
 
     print(header.format("partitions (peak, 480 s)"))
     for partitions in (12, 48, 96, 384, 1024, 4096):

@@ -191,6 +191,9 @@ class GroupState:
         self.max_poll_records = config.max_poll_records
         self.member_id = member_ids(self.instances, prefix=name)
         self.alive = [True] * self.instances
+        self.on_join: Callable[[float], None] | None = None
+        """Called with the time when a member that was gone joins again (``Membership.restart``):
+        the slow-batch watchdog sleeps through a group with no live member and wakes on it."""
         self.incarnation = [0] * self.instances
         self.free_slots = [self.slots_per_instance] * self.instances
         self.limited = [False] * self.instances

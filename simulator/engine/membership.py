@@ -196,6 +196,8 @@ class Membership(GroupState):
                 joined = True
         if joined:
             self.rebalance(t)
+            if self.on_join is not None:
+                self.on_join(t)
         self._note_alive()
 
     def hold(self, t: float, member: int, seconds: float) -> None:

@@ -116,8 +116,14 @@ class SlowBatchKicks:
 
     :meth:`on_slow_batch` answers the group's slow-batch hook (the kick runs at the next sample
     time); :meth:`watchdog` is a SimPy process that kicks the members of batches still running
-    too long. Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed).
+    too long. Counters: ``kicks`` (members kicked), ``slow_batches`` (batches noticed),
+    ``looks`` (the watchdog's looks).
     """
+
+    sleep_while_gone = True
+    """The watchdog sleeps while the group has no live member and no batch running, until a
+    member joins again (``ConsumerGroup.on_join``), instead of looking once an interval: a look
+    there cannot find anything, so the results are the same (the tests compare both ways)."""
 
     def __init__(self, sim: Simulation, group: ConsumerGroup):
         self.env = sim.env
@@ -127,6 +133,7 @@ class SlowBatchKicks:
         self.requested = False
         self.kicks = 0
         self.slow_batches = 0
+        self.looks = 0
 
     def on_slow_batch(self, group: ConsumerGroup, part: Partition, t: float) -> bool:
         """The batch of ``part`` ended at ``t`` too late: its member is kicked at the next sample
@@ -174,6 +181,7 @@ class SlowBatchKicks:
         busy_states = BUSY_STATES
         tick = env.now
         due = tick + interval
+        back = -1.0  # looks before a gone group's members joined again find nothing
         while True:
             # Skip the looks that cannot find anything: every batch running at the last look was
             # fetched at or after ``due - interval``, and a batch fetched later is due later.
@@ -182,7 +190,11 @@ class SlowBatchKicks:
                 tick += period
             if tick > self.duration:
                 return
+            if tick < back:
+                due = tick + interval  # what that look would have set: nothing was running
+                continue
             yield env.timeout(tick - env.now)
+            self.looks += 1
             now = env.now
             group.advance(now)
             # A partition in a batch has its next action in the group's heap: look only at
@@ -209,3 +221,19 @@ class SlowBatchKicks:
                     self.pending.append(member)
             if self.pending:
                 self._kick_pending(now)
+            elif self.sleep_while_gone and not fetched and True not in group.alive:
+                # No member is live, so no batch runs until one joins again: sleep until then
+                # instead of looking every interval (a paused group, hours long).
+                back = yield self._join()
+
+    def _join(self) -> simpy.Event:
+        """An event that succeeds with the time (s) the next member of the group joins again."""
+        joined = self.env.event()
+        group = self.group
+
+        def wake(t: float) -> None:
+            group.on_join = None  # once: several members may join at the same time
+            joined.succeed(float(t))
+
+        group.on_join = wake
+        return joined

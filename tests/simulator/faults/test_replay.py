@@ -11,6 +11,7 @@ import pytest
 from simulator import simulate
 from simulator.closed_forms.replay import pause_replay_estimate
 from simulator.design import Design
+from simulator.faults.rebalance import SlowBatches, SlowBatchKicks
 from simulator.result import Metrics
 from simulator.scenario import ConsumerPause, Scenario
 from tests.simulator.faults.builders import reference, run, single_stage
@@ -128,3 +129,21 @@ def test_the_closed_form_covers_two_days_at_the_evening_peak() -> None:
     backlog = 36.0 * (48 * 3600 + 900)
     assert est.backlog == pytest.approx(backlog)
     assert est.drain_seconds == pytest.approx((backlog + 36.0 * 3600) / (48.0 - 36.0))
+
+
+def test_the_watchdog_sleeps_through_the_pause_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 1 s max.poll.interval.ms: the watchdog would look once a second through the 48 h the
+    group has no member. It sleeps until the group rejoins instead, and the run is the same:
+    the backlog's batches (4 records of 2 s a partition) still get members kicked after it."""
+    d = reference(consumers={"agent": {"max_poll_interval_ms": 1000}})
+    sim, result = run(d, replay_scenario())
+    sleeping = sim.layer(SlowBatches).kicks["agent"]
+    monkeypatch.setattr(SlowBatchKicks, "sleep_while_gone", False)
+    sim_awake, awake = run(d, replay_scenario())
+    looking = sim_awake.layer(SlowBatches).kicks["agent"]
+    assert sleeping.kicks == looking.kicks > 0
+    assert result.model_dump() == awake.model_dump()
+    assert looking.looks > 48 * 3600  # once a second while the group was away
+    assert sleeping.looks < looking.looks - 48 * 3600
