@@ -147,3 +147,21 @@ def test_the_watchdog_sleeps_through_the_pause_with_the_same_results(
     assert result.model_dump() == awake.model_dump()
     assert looking.looks > 48 * 3600  # once a second while the group was away
     assert sleeping.looks < looking.looks - 48 * 3600
+
+
+def test_members_kicked_at_one_look_rejoin_in_one_pass_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 1 s max.poll.interval.ms and 16 instances: the backlog's slow batches get several
+    members kicked at the same look. They rejoin in one assignor pass instead of one each, and
+    the run is the same, rebalances and kicks included."""
+    d = reference(consumers={"agent": {"max_poll_interval_ms": 1000, "instances": 16}})
+    sim, result = run(d, replay_scenario())
+    together = sim.layer(SlowBatches).kicks["agent"]
+    monkeypatch.setattr(SlowBatchKicks, "batch", False)
+    sim_one, one_by_one = run(d, replay_scenario())
+    each = sim_one.layer(SlowBatches).kicks["agent"]
+    assert result.model_dump() == one_by_one.model_dump()
+    assert together.kicks == each.kicks == each.rejoins > 0
+    assert result.metrics.rebalances >= 2 * together.kicks
+    assert together.rejoins < each.rejoins / 4
