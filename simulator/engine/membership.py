@@ -159,6 +159,13 @@ class Membership(GroupState):
         redelivered). With ``mid_batch`` False each stops at the end of its current batches."""
         self.settle(t)
         unheaped: list[int] = []
+        # Each crashing member's partitions, in partition order: one pass over the partitions.
+        owned: dict[int, list[Partition]] = {i: [] for i in instances}
+        if mid_batch:
+            for part in self.parts:
+                mine = owned.get(part.owner)
+                if mine is not None:
+                    mine.append(part)
         for i in instances:
             if not self.alive[i] or i in self.stopping:
                 continue
@@ -176,7 +183,7 @@ class Membership(GroupState):
             self.alive[i] = False
             self.incarnation[i] += 1
             self.waiting[i].clear()
-            for part in self.parts:
+            for part in owned[i]:
                 if part.owner == i:
                     self._note_entry(part, unheaped)
                     self._abort(part, t)

@@ -134,7 +134,8 @@ class SlowBatchKicks:
         self.env = sim.env
         self.duration = sim.duration
         self.group = group
-        self.pending: list[int] = []
+        self.pending: set[int] = set()
+        """The members to kick at the next kick (a set: a storm has hundreds)."""
         self.requested = False
         self.kicks = 0
         self.slow_batches = 0
@@ -149,7 +150,7 @@ class SlowBatchKicks:
             return False
         self.slow_batches += 1
         if member not in self.pending:
-            self.pending.append(member)
+            self.pending.add(member)
         if not self.requested:
             self.requested = True
             at = group.request_control(t, self._kick_pending)
@@ -167,7 +168,7 @@ class SlowBatchKicks:
         """Kick every pending member at ``now``; the group is advanced to ``now``."""
         self.requested = False
         group = self.group
-        members, self.pending = sorted(self.pending), []
+        members, self.pending = sorted(self.pending), set()
         kicked = [m for m in members if group.alive[m] and m not in group.stopping]
         if not kicked:
             return
@@ -250,7 +251,7 @@ class SlowBatchKicks:
             for member in sorted(overdue):
                 if member not in self.pending:
                     self.slow_batches += 1
-                    self.pending.append(member)
+                    self.pending.add(member)
             if self.pending:
                 self._kick_pending(now)
             elif self.sleep_while_gone and not fetched and True not in group.alive:

@@ -162,7 +162,7 @@ def full_scan_watchdog(self: SlowBatchKicks) -> Generator[simpy.Event, Any, None
         for member in sorted(overdue):
             if member not in self.pending:
                 self.slow_batches += 1
-                self.pending.append(member)
+                self.pending.add(member)
         if self.pending:
             self._kick_pending(now)
 
