@@ -42,6 +42,7 @@ COMPILED_MODULES = (
     "simulator.engine.membership",
     "simulator.engine.retries",
     "simulator.engine.consumers",
+    "simulator.engine.world",
     "simulator.engine.causal",
     "simulator.engine.outbox",
     "simulator.engine.provider",

@@ -28,7 +28,7 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,38 +46,11 @@ from simulator.engine.partition import (
     DROP as DROP_OFFSET,
 )
 from simulator.engine.taskgraph import NEXT_FAN_OUT, TaskGraph
+from simulator.engine.world import World
 from simulator.producer import PRODUCE_TICK_S
 
-
-class ConsumerGroup(Protocol):
-    """What the producer needs of a consumer group (``simulator.engine.consumers``)."""
-
-    name: str
-    parts: list[Partition]
-    heap: list[int]
-    sample_key: int
-
-    def next_key(self) -> int:
-        """Key of the group's next action."""
-        ...
-
-    def advance_to_key(self, limit_key: int) -> None:
-        """Process every action up to ``limit_key``."""
-        ...
-
-    def samples_to_key(self, limit_key: int) -> None:
-        """Take the samples due up to ``limit_key`` (advancing first if an action is due)."""
-        ...
-
-    def plane(self) -> Callable[[int], int]:
-        """One stretch of :meth:`advance_to_key` as a function of the limit key: returns the
-        group's next key, or -1 after stopping for a control action (run it, call again)."""
-        ...
-
-    def run_control(self) -> None:
-        """Run the control actions due (the plane returned -1)."""
-        ...
-
+if TYPE_CHECKING:
+    from simulator.engine.consumers import ConsumerGroup
 
 
 _M1 = 0xFF51AFD7ED558CCD
@@ -98,7 +71,7 @@ class Gate:
         self.dropped = 0
 
 
-DeliveryHook = Callable[[ConsumerGroup, Partition, int, int, float], None]
+DeliveryHook = Callable[["ConsumerGroup", Partition, int, int, float], None]
 """A fault's look at every appended event: ``(group, partition, offset, event id, time s)``."""
 
 
@@ -113,7 +86,7 @@ def fmix64_int(key: int) -> int:
     return k
 
 
-class CausalRuns:
+class CausalRuns(World):
     """Produces every run's step events as its graph allows and appends them to the groups' logs.
 
     ``graph``: the runs (its ``step_s`` as the groups see them); ``groups``: the consumer groups in
@@ -135,6 +108,7 @@ class CausalRuns:
         relay: OutboxRelay | None,
         tick_s: float = PRODUCE_TICK_S,
     ):
+        super().__init__()
         self.graph = graph
         self.groups = list(groups)
         self.tick_s = tick_s
@@ -154,8 +128,6 @@ class CausalRuns:
         self.stage_written_s = array("d", [math.nan]) * len(self.stage_next)
         self.run_done_s = array("d", [math.nan]) * graph.runs
         self.buckets: dict[int, list[int]] = {}
-        self.unpublished: set[int] = set()
-        """Stages applied whose next events were never published (see :meth:`applied`)."""
         self.bucket_keys: list[int] = []
         self.delivery_hooks: list[DeliveryHook] = []
         # (kind, partition) -> its gate while brokers are lost (see :meth:`gate`).

@@ -242,7 +242,6 @@ class ConsumerGroup(Retries):
         early_f = self.early_f
         world = self.world
         causal = world is not None
-        applied = world.applied if world is not None else None
         never = STREAM_END
         limit_key = yield 0
         while True:
@@ -316,8 +315,8 @@ class ConsumerGroup(Retries):
                             processed += 1
                             if track_memory:
                                 part.memory = self._memory_tag(part.owner)
-                            if causal:
-                                applied(part.ev[cur], t)  # type: ignore[misc]
+                            if world is not None:  # causal: a native call, no bound method
+                                world.applied(part.ev[cur], t)
                         elif causal and world.unpublished:  # type: ignore[union-attr]
                             # A step run again publishes what its first run's lost publish did not.
                             world.republish(part.ev[cur], t)  # type: ignore[union-attr]

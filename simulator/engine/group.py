@@ -22,7 +22,7 @@ import random
 from array import array
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -49,9 +49,7 @@ from simulator.engine.partition import (
     Partition,
 )
 from simulator.engine.samples import GroupSamples
-
-if TYPE_CHECKING:
-    from simulator.engine.causal import CausalRuns
+from simulator.engine.world import World
 
 
 class Stage(Protocol):
@@ -259,7 +257,7 @@ class GroupState:
         self.control_t = math.inf
         # A causal run's producer (simulator.engine.causal.CausalRuns): set, every advance goes
         # through it and each first apply is reported to it.
-        self.world: CausalRuns | None = None
+        self.world: World | None = None
         # The data plane's generator's send, made on first use (ConsumerGroup.plane).
         self._send: Callable[[int], int] | None = None
 

@@ -49,6 +49,7 @@ import numpy as np
 
 from simulator.checkpoints import agents_per_run, checkpoint_writes_per_run
 from simulator.design import CheckpointGranularity, Design
+from simulator.engine.causal import CausalRuns
 from simulator.engine.hooks import FaultLayer, Layers, amend
 from simulator.result import SimulationResult
 from simulator.scenario import Scenario
@@ -183,7 +184,7 @@ class CheckpointRework(FaultLayer):
         had applied, less those the engine redelivers anyway (completed after the committed
         offset). Their time is added to its first unfinished step there."""
         world = group.world
-        assert world is not None
+        assert isinstance(world, CausalRuns)
         group.settle(t)
         crashed = set(members)
         per_run = self.granularity is CheckpointGranularity.per_run
