@@ -46,6 +46,7 @@ COMPILED_MODULES = (
     "simulator.engine.causal",
     "simulator.engine.outbox",
     "simulator.engine.provider",
+    "simulator.engine.router",
     "simulator.engine.tools",
     "simulator.engine.statestore",
 )
