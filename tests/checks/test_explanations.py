@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.checks import explanations
 from app.checks.explanations import ExplanationError, explanation_problems, render_explanation
 from simulator.design import Design
 
@@ -99,3 +102,52 @@ def test_text_with_jinja_syntax_is_still_compiled():
     assert render_explanation("a {# note #} b", {}) == "a b"
     with pytest.raises(ExplanationError):
         render_explanation("a {{ b", {})
+
+
+def _fresh_compile(monkeypatch: pytest.MonkeyPatch, cache_dir: Path) -> None:
+    """Forget every compiled template in this process and point the bytecode cache at
+    ``cache_dir``."""
+    monkeypatch.setattr(
+        explanations._ENV,
+        "bytecode_cache",
+        explanations._QuietBytecodeCache(str(cache_dir), "designlab-explanation-%s.cache"),
+    )
+    explanations._compiled.cache_clear()
+    explanations._ENV.cache.clear()  # type: ignore[union-attr]
+
+
+def test_a_compiled_explanation_is_read_back_from_the_bytecode_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    template = "{{ fmt(x) }} step events/s over {{ n }} partitions"
+    _fresh_compile(monkeypatch, tmp_path)
+    assert render_explanation(template, {"x": 1234.5, "n": 48}) == (
+        "1,234.5 step events/s over 48 partitions"
+    )
+    assert len(list(tmp_path.glob("designlab-explanation-*.cache"))) == 1
+    # A fresh process, as far as Jinja knows: nothing compiled in memory, and compiling refused.
+    explanations._compiled.cache_clear()
+    explanations._ENV.cache.clear()  # type: ignore[union-attr]
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again instead of read from the cache")
+
+    monkeypatch.setattr(explanations._ENV, "compile", no_compile)
+    assert render_explanation(template, {"x": 2.0, "n": 3}) == "2.0 step events/s over 3 partitions"
+
+
+def test_a_damaged_or_unwritable_bytecode_cache_only_costs_the_compiling(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    template = "{{ n }} partitions"
+    _fresh_compile(monkeypatch, tmp_path)
+    assert render_explanation(template, {"n": 4}) == "4 partitions"
+    for cached in tmp_path.glob("designlab-explanation-*.cache"):
+        cached.write_bytes(b"not a cache file")
+    _fresh_compile(monkeypatch, tmp_path)
+    assert render_explanation(template, {"n": 5}) == "5 partitions"
+    _fresh_compile(monkeypatch, tmp_path / "missing")
+    assert render_explanation(template, {"n": 6}) == "6 partitions"
+    # A syntax error is still the template's, named as before.
+    with pytest.raises(ExplanationError, match="does not parse"):
+        render_explanation("{{ n ", {"n": 1})
