@@ -175,13 +175,14 @@ class GroupState:
 
         if topic.partitions > 1 << PBITS:
             raise ValueError(f"at most {1 << PBITS} partitions, got {topic.partitions}")
-        arr = topic.arrival_s
-        steps = topic.step_s
-        start = topic.start
+        # One conversion of each array, then list slices (a conversion per partition costs more).
+        arr: list[float] = topic.arrival_s.tolist()
+        steps: list[float] = topic.step_s.tolist()
+        start: list[int] = topic.start.tolist()
         self.parts: list[Partition] = []
         for p in range(topic.partitions):
-            lo, hi = int(start[p]), int(start[p + 1])
-            self.parts.append(Partition(p, arr[lo:hi].tolist(), steps[lo:hi].tolist()))
+            lo, hi = start[p], start[p + 1]
+            self.parts.append(Partition(p, arr[lo:hi], steps[lo:hi]))
         self.partitions = topic.partitions
 
         self.instances = config.instances
