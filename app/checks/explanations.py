@@ -100,7 +100,7 @@ def _bytecode_cache() -> BytecodeCache | None:
 
 _ENV = _environment()
 _SOURCES: dict[str, str] = {}
-"""Template name (its settings' and text's digest) -> its text, for the loader."""
+"""Template name (its settings' and text's digest) -> its text, while the loader reads it."""
 _SETTINGS = repr(
     (type(_ENV).__qualname__, _ENV.trim_blocks, _ENV.lstrip_blocks, _ENV.optimized)
 ).encode()
@@ -126,7 +126,10 @@ def _compiled(template: str) -> Template:
     name = hashlib.sha256(_SETTINGS + b"\0" + template.encode()).hexdigest()
     with _compile_lock:
         _SOURCES[name] = template
-        return _ENV.get_template(name)
+        try:
+            return _ENV.get_template(name)
+        finally:
+            del _SOURCES[name]  # needed only while it loads (its up-to-date check is constant)
 
 
 _SPACES = re.compile(r"[ \t]*\n[ \t]*|[ \t]{2,}")

@@ -184,9 +184,8 @@ class Membership(GroupState):
             self.incarnation[i] += 1
             self.waiting[i].clear()
             for part in owned[i]:
-                if part.owner == i:
-                    self._note_entry(part, unheaped)
-                    self._abort(part, t)
+                self._note_entry(part, unheaped)
+                self._abort(part, t)
             self.free_slots[i] = self.slots_per_instance
         self._drop_entries(unheaped)
         self._note_alive()

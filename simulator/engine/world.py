@@ -11,7 +11,10 @@ from __future__ import annotations
 
 
 class World:
-    """The producer of a causal run, as the groups see it.
+    """The producer of a causal run, as the groups see it: an interface, its methods raise
+    NotImplementedError here (compiled code calls a plain base class's methods natively; an
+    ``abc.ABC`` base would not be). Its one implementation is
+    :class:`simulator.engine.causal.CausalRuns`.
 
     ``unpublished``: stages applied whose next events were never published (a service that died
     between the step's commit and its publish, without an outbox).

@@ -149,8 +149,7 @@ class SlowBatchKicks:
         if member < 0:
             return False
         self.slow_batches += 1
-        if member not in self.pending:
-            self.pending.add(member)
+        self.pending.add(member)
         if not self.requested:
             self.requested = True
             at = group.request_control(t, self._kick_pending)
