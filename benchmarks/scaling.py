@@ -12,7 +12,8 @@ course's run shape and the reference design's settings:
 - duration 480 s .. 4 h at the peak;
 - rebalance storms: the course's ``replay`` scenario (a 48-hour pause, then a backlog of 129,000
   events) with every consumer group at a size (partitions, instances, slots per instance) and the
-  agent group at a ``max.poll.interval.ms`` (as step 9's form sets it), where kicked members
+  agent group at a ``max.poll.interval.ms`` (as step 9's form sets it; None in :data:`STORMS`: the
+  shortest the form accepts at that size, app.poll_interval_floor), where kicked members
   rejoin over and over: CPU seconds (one run; at most ``--storm-limit`` seconds, else "over"),
   the rebalances and the microseconds per rebalance.
 
@@ -36,6 +37,7 @@ import yaml
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from app.poll_interval_floor import shortest_poll_interval_ms  # noqa: E402
 from simulator import native, simulate  # noqa: E402
 from simulator.design import Design  # noqa: E402
 from simulator.scenario import Scenario  # noqa: E402
@@ -96,15 +98,23 @@ def row(label: str, seconds: float, events: int) -> str:
     return f"| {label} | {events:,} | {seconds:.3f} | {per:.1f} |"
 
 
-STORMS = (
+STORMS: tuple[tuple[int, int | None, int | None, int | None], ...] = (
     (96, None, None, 1_000),
     (256, 256, 256, 300_000),
     (512, 512, 512, 300_000),
     (1024, 1024, 1024, 300_000),
     (4096, 1024, 1024, 300_000),
+    (111, None, None, None),
+    (4096, None, None, None),
+    (96, 1024, 1024, None),
+    (1024, 1024, 1024, None),
+    (4096, 1024, 1024, None),
+    (3072, 512, 1, None),
+    (4096, 1024, 1, None),
 )
 """Rebalance storms: (partitions, instances and slots per instance of every group, or None for
-the reference's, the agent group's max.poll.interval.ms)."""
+the reference's, the agent group's max.poll.interval.ms, or None for the shortest the form
+accepts at that size: app.poll_interval_floor)."""
 
 
 class _Over(Exception):
@@ -112,12 +122,15 @@ class _Over(Exception):
 
 
 def storm_row(
-    reference: dict[str, Any], case: tuple[int, int | None, int | None, int], limit_s: int
+    reference: dict[str, Any], case: tuple[int, int | None, int | None, int | None], limit_s: int
 ) -> str:
     """One storm case of :data:`STORMS` on the replay scenario (seed 1), stopped after
     ``limit_s`` seconds of wall time."""
-    partitions, instances, slots, interval_ms = case
+    partitions, instances, slots, interval = case
     d = copy.deepcopy(reference)
+    agent_instances = d["consumers"]["agent"]["instances"] if instances is None else instances
+    shortest = interval is None
+    interval_ms = shortest_poll_interval_ms(partitions, agent_instances) if shortest else interval
     d["event_log"]["partitions"] = partitions
     for group in d["consumers"].values():
         if instances is not None:
@@ -125,7 +138,8 @@ def storm_row(
             group["concurrency_per_instance"] = slots
     d["consumers"]["agent"]["max_poll_interval_ms"] = interval_ms
     shape = "reference groups" if instances is None else f"{instances:,} x {slots:,}"
-    label = f"{partitions:,} | {shape} | {interval_ms / 1000:,.0f} s"
+    at = " (form's shortest)" if shortest else ""
+    label = f"{partitions:,} | {shape} | {interval_ms / 1000:,.0f} s{at}"
     scenario = yaml.safe_load((STEPS / "scenarios" / "replay.yaml").read_text(encoding="utf-8"))
 
     def over(_signum: int, _frame: object) -> None:
@@ -152,12 +166,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--storm-limit", type=int, default=60, help="seconds per storm run")
+    parser.add_argument("--storms-only", action="store_true", help="print only the storm table")
     args = parser.parse_args()
     reference, peak = _reference(), _peak()
     peak["faults"] = []
     peak["duration_seconds"] = 480
     header = "| {} | step events | CPU s | us per event |\n| --- | --- | --- | --- |"
     print(f"simulator build: {native.state().describe()}\n")
+    if args.storms_only:
+        storm_table(reference, args.storm_limit)
+        return
 
     print(header.format("partitions (peak, 480 s)"))
     for partitions in (12, 48, 96, 384, 1024, 4096):
@@ -182,11 +200,16 @@ def main() -> None:
         print(row(label, *cpu_seconds(reference, s, max(1, args.repeat if seconds <= 3600 else 1))))
 
     print()
+    storm_table(reference, args.storm_limit)
+
+
+def storm_table(reference: dict[str, Any], limit_s: int) -> None:
+    """Print the rebalance storms' table (:data:`STORMS`)."""
     columns = ("partitions", "instances x slots", "agent max.poll.interval", "CPU s", "rebalances")
     print("| " + " | ".join(columns) + " | us each |")
     print("| --- | --- | --- | --- | --- | --- |")
     for case in STORMS:
-        print(storm_row(reference, case, args.storm_limit), flush=True)
+        print(storm_row(reference, case, limit_s), flush=True)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ LAYERS = {
     "app.simpool": DOMAIN,
     "app.sim_cache": DOMAIN,
     "app.sim_budget": DOMAIN,
+    "app.poll_interval_floor": DOMAIN,
     "app.sim_backend": DOMAIN,
     "app.taskqueue": DOMAIN,
     "app.metrics": DOMAIN,

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import poll_interval_floor
 from app.course.choices import bundled, fields_set, held_option, option_value, option_values
 from app.course.design_fields import design_field, get_value, with_values
 from app.course.models import Decision, Step
@@ -138,6 +139,10 @@ def build_fields(
             if bundled(decision)
             else as_form_value(get_value(design, decision.field))
         )
+        low = bounds.min
+        if decision.field == poll_interval_floor.INTERVAL_FIELD:
+            low = max(low or 0, poll_interval_floor.floor_of(design))
+        joint = poll_interval_floor.note(design, decision.field)
         if submitted is not None and decision.widget == "checkbox":
             value = "true" if decision.field in submitted else "false"
         elif submitted is not None and decision.field in submitted:
@@ -147,12 +152,12 @@ def build_fields(
                 name=decision.field,
                 id="f-" + decision.field.replace(".", "-").replace("_", "-"),
                 label=decision.label,
-                help=decision.help,
+                help=f"{decision.help} {joint}".strip() if joint else decision.help,
                 unit=decision.unit,
                 widget=decision.widget,
                 value=value,
                 options=_options(decision, value) if decision.widget in ("select", "radio") else [],
-                min=bounds.min,
+                min=low,
                 max=bounds.max,
                 step=decision.step
                 if decision.step is not None
@@ -203,7 +208,7 @@ def read_decisions(
     if errors:
         return None, errors
     try:
-        return with_values(design, values), {}
+        edited = with_values(design, values)
     except ValidationError as exc:
         decided = {d.field for d in step.decisions}
         bundles = {p: d.field for d in step.decisions for p in fields_set(d)}
@@ -212,3 +217,7 @@ def read_decisions(
             message = str(err["msg"]).removeprefix("Value error, ")
             errors[path if path in decided else bundles.get(path, "")] = message
         return None, errors
+    joint = poll_interval_floor.refusal(edited, {d.field for d in step.decisions})
+    if joint is not None:
+        return None, {joint[0]: joint[1]}
+    return edited, {}
