@@ -28,9 +28,6 @@ INTERVAL_FIELD = "consumers.agent.max_poll_interval_ms"
 SIZE_FIELDS = ("event_log.partitions", "consumers.agent.instances")
 """The design fields the joint bound reads, by design path."""
 
-LARGEST_FORM_TOTAL = 4096 + 1024
-"""The most partitions plus agent instances step 7's form offers (4,096 and 1,024)."""
-
 
 def shortest_poll_interval_ms(partitions: int, instances: int) -> int:
     """The shortest agent ``max.poll.interval.ms`` (ms, a whole second) the form accepts with
@@ -87,9 +84,10 @@ def refusal(design: Design, decided: set[str]) -> tuple[str, str] | None:
     return None
 
 
-def note(design: Design, name: str) -> str:
+def note(design: Design, name: str, field_max: float | None) -> str:
     """The sentence shown beside field ``name`` of the form about the joint bound ("" when the
-    bound does not narrow the field)."""
+    bound does not narrow the field: for a size field, when the most it allows beside the other
+    size is at least ``field_max``, the field's own largest value)."""
     if name == INTERVAL_FIELD:
         floor = floor_of(design)
         partitions = design.event_log.partitions
@@ -102,7 +100,12 @@ def note(design: Design, name: str) -> str:
     if name in SIZE_FIELDS:
         interval = design.consumers.agent.max_poll_interval_ms
         most = most_partitions_and_instances(interval)
-        if most >= LARGEST_FORM_TOTAL:
+        sizes = {
+            "event_log.partitions": design.event_log.partitions,
+            "consumers.agent.instances": design.consumers.agent.instances,
+        }
+        other = sum(v for k, v in sizes.items() if k != name)
+        if field_max is not None and most - other >= field_max:
             return ""
         return (
             f"Partitions plus agent instances may total at most {most:,} while "

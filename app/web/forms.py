@@ -142,7 +142,7 @@ def build_fields(
         low = bounds.min
         if decision.field == poll_interval_floor.INTERVAL_FIELD:
             low = max(low or 0, poll_interval_floor.floor_of(design))
-        joint = poll_interval_floor.note(design, decision.field)
+        joint = poll_interval_floor.note(design, decision.field, bounds.max)
         if submitted is not None and decision.widget == "checkbox":
             value = "true" if decision.field in submitted else "false"
         elif submitted is not None and decision.field in submitted:

@@ -99,3 +99,14 @@ def test_step_7_refuses_more_partitions_than_a_short_interval_allows_and_says_so
     # At Kafka's default 300 s, step 7's largest values are within the bound: no note.
     fields = {f.name: f for f in build_fields(STEP_7, reference())}
     assert "may total at most" not in fields["event_log.partitions"].help
+
+
+def test_step_7_notes_only_the_field_the_bound_narrows():
+    d = reference()
+    agent = d.consumers.agent.model_copy(update={"max_poll_interval_ms": 60_000})
+    design = d.model_copy(update={"consumers": d.consumers.model_copy(update={"agent": agent})})
+    fields = {f.name: f for f in build_fields(STEP_7, design)}
+    # 60 s allows 3,659 in all: with 8 instances at most 3,651 partitions, under step 7's 4,096;
+    # with 96 partitions, 3,563 instances, over its 1,024.
+    assert "may total at most 3,659" in fields["event_log.partitions"].help
+    assert "may total at most" not in fields["consumers.agent.instances"].help
