@@ -164,6 +164,10 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+            # The run's survivors all sit in the youngest generation: collecting it now frees
+            # the run's reference cycles before the next run allocates (about 1 ms a run; left
+            # to the collector's own count, they lived on to a grade's peak RSS, 13 MB more).
+            gc.collect(0)
 
 
 def _simulate_once(design: Design, scenario: Scenario, seed: int) -> SimulationResult:

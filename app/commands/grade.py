@@ -81,7 +81,7 @@ def grade_file(
         return Outcome(result, ExitCode.BAD_INPUT)
     material: CourseMaterial | None = None
     try:
-        material = load_material(steps_dir)
+        material = load_material(steps_dir, lint_cache=True)
         only = _chosen_steps(material, steps) if steps else None
         design = load_design(design_path)
         result = grade(design, material, seed=seed, simulate=simulate, only=only)

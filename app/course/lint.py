@@ -265,11 +265,22 @@ RULES: list[Rule] = [
 
 def run_rules(course: LoadedCourse, rules: Iterable[Rule] | None = None) -> list[Problem]:
     """Every problem the rules find. A rule that raises is reported as an error, not re-raised."""
+    return checked_rules(course, rules)[0]
+
+
+def checked_rules(
+    course: LoadedCourse, rules: Iterable[Rule] | None = None
+) -> tuple[list[Problem], bool]:
+    """(every problem the rules find, whether every rule ran to its end): :func:`run_rules`, and
+    whether its answer is a function of the course alone (False: a rule raised, and its error is
+    among the problems)."""
     found: list[Problem] = []
+    completed = True
     for rule in RULES if rules is None else rules:
         try:
             found.extend(rule(course))
         except Exception as exc:  # a broken rule must not take the course down
             message = f"lint rule {rule.__name__} failed: {type(exc).__name__}: {exc}"
             found.append(Problem("error", str(course.course_file), None, "", message))
-    return found
+            completed = False
+    return found, completed

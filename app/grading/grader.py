@@ -65,13 +65,14 @@ class CourseMaterial:
         return self.loaded.course
 
 
-def load_material(steps_dir: Path) -> CourseMaterial:
-    """Load the course folder and its pricing catalog.
+def load_material(steps_dir: Path, *, lint_cache: bool = False) -> CourseMaterial:
+    """Load the course folder and its pricing catalog (``lint_cache``: app.course.loader's
+    load_course).
 
     Raises CourseNotGradable when course.yaml or the catalog cannot be loaded; a broken step does
     not raise (its checks grade as ``error``).
     """
-    loaded = load_course(steps_dir)
+    loaded = load_course(steps_dir, lint_cache=lint_cache)
     if loaded.course is None:
         problems = [
             InputProblem(file=p.file, line=p.line, field=p.field, message=p.message)
@@ -542,8 +543,9 @@ def _refusal_problems(grading: _Grading) -> list[InputProblem]:
         if more:
             scenarios = "scenario" if len(more) == 1 else f"{len(more)} more scenarios"
             first = first.model_copy(
-                update={"message": f"{first.message} (also refused in {scenarios}: "
-                f"{', '.join(more)})"}
+                update={
+                    "message": f"{first.message} (also refused in {scenarios}: {', '.join(more)})"
+                }
             )
         problems.append(first)
     return problems

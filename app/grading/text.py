@@ -64,8 +64,7 @@ def _cost_lines(cost: Cost, scenario: str | None) -> list[str]:
     verdict = f"{share:.1f} % under" if spare >= 0 else f"{share:.1f} % OVER"
     priced = f", a month of the {scenario} scenario's load" if scenario else ""
     lines = [
-        f"Monthly cost {usd(cost.monthly_usd)} of {usd(cost.budget_usd)} budget ({verdict})"
-        f"{priced}"
+        f"Monthly cost {usd(cost.monthly_usd)} of {usd(cost.budget_usd)} budget ({verdict}){priced}"
     ]
     for component, dollars in sorted(cost.by_component.items(), key=lambda kv: (-kv[1], kv[0])):
         if dollars:

@@ -128,8 +128,7 @@ class RateLimitMiddleware:
         retry_after = max(1, math.ceil(reset_at - time.time()))
         request = Request(scope, receive)
         error = TooManyRequests(
-            f"Too many {rule.name} requests: at most {rule.limit}. "
-            f"Try again in {retry_after} s."
+            f"Too many {rule.name} requests: at most {rule.limit}. Try again in {retry_after} s."
         )
         response = error_response(request, error)
         response.headers["Retry-After"] = str(retry_after)

@@ -170,9 +170,7 @@ class QueuedSimulations(SimulationPool):
             if isinstance(exc, TimeLimitExceeded):
                 raise self._over_time(design, scenario)
             log.error("simulation job failed", extra={"error": repr(exc), "state": meta["status"]})
-            raise Unavailable(
-                "The simulation's worker failed; nothing was counted, try again."
-            )
+            raise Unavailable("The simulation's worker failed; nothing was counted, try again.")
         outcome = JobOutcome.model_validate(meta["result"])
         if outcome.outcome == "ok" and outcome.result_json is not None:
             if not outcome.cached:
@@ -235,4 +233,3 @@ class QueuedSimulations(SimulationPool):
             with contextlib.suppress(RuntimeError):  # no loop: they close with the process
                 asyncio.get_running_loop().create_task(client.aclose())
         self._async = weakref.WeakKeyDictionary()
-

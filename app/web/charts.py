@@ -59,7 +59,7 @@ def _windows(windows: list[FaultWindow]) -> list[dict[str, Any]]:
 
 def _windows_text(windows: list[FaultWindow]) -> str:
     """The fault windows in words, one phrase per fault kind in order of first appearance: a
-    kind met once reads "from .. to ..", a kind met n times "n times, between .. and ..". """
+    kind met once reads "from .. to ..", a kind met n times "n times, between .. and .."."""
     by_kind: dict[str, list[FaultWindow]] = {}
     for w in windows:
         by_kind.setdefault(w.kind, []).append(w)

@@ -79,8 +79,17 @@ def test_removing_an_account_deletes_it_with_its_work(session):
 
 @pytest.mark.parametrize(
     "email",
-    ["@evil", "a@evil", "ana", "ana@", "a b@example.com", "ana@example..com", "a\x00b@example.com",
-     "=cmd|' /C calc'!A0", "ana@localhost"],
+    [
+        "@evil",
+        "a@evil",
+        "ana",
+        "ana@",
+        "a b@example.com",
+        "ana@example..com",
+        "a\x00b@example.com",
+        "=cmd|' /C calc'!A0",
+        "ana@localhost",
+    ],
 )
 def test_an_email_that_is_not_an_address_is_refused(email):
     with pytest.raises(ValueError, match="not an email address"):

@@ -39,22 +39,24 @@ def test_a_run_counts_its_simulations_and_a_second_run_its_cache_hits(make_clien
     before = samples(client)
     run_step(client)
     after_first = samples(client)
-    submitted = (
-        after_first["designlab_simulation_jobs_submitted_total"]
-        - before.get("designlab_simulation_jobs_submitted_total", 0)
+    submitted = after_first["designlab_simulation_jobs_submitted_total"] - before.get(
+        "designlab_simulation_jobs_submitted_total", 0
     )
     misses = 'designlab_result_cache_lookups_total{result="miss"}'
     hits = 'designlab_result_cache_lookups_total{result="hit"}'
     assert submitted >= 1
     assert after_first[misses] - before.get(misses, 0) == submitted
-    assert after_first['designlab_simulation_job_seconds_count{outcome="ok"}'] - before.get(
-        'designlab_simulation_job_seconds_count{outcome="ok"}', 0
-    ) == submitted
+    assert (
+        after_first['designlab_simulation_job_seconds_count{outcome="ok"}']
+        - before.get('designlab_simulation_job_seconds_count{outcome="ok"}', 0)
+        == submitted
+    )
 
     run_step(client)
     after_second = samples(client)
-    assert after_second["designlab_simulation_jobs_submitted_total"] == (
-        after_first["designlab_simulation_jobs_submitted_total"]
+    assert (
+        after_second["designlab_simulation_jobs_submitted_total"]
+        == (after_first["designlab_simulation_jobs_submitted_total"])
     ), "the second run was served from the cache"
     assert after_second[hits] - after_first.get(hits, 0) == submitted
     assert 0 < after_second["designlab_result_cache_hit_ratio"] <= 1

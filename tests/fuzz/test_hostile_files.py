@@ -135,7 +135,7 @@ def test_bytes_that_are_not_utf8_are_refused(tmp_path: Path):
 def test_scenario_bounds_refuse_a_horizon_longer_than_a_week():
     text = "version: 1\nname: long\nduration_seconds: 31536000\n"
     problems = refusal(text, Scenario)
-    assert ("duration_seconds" in [f for _, f, _ in problems])
+    assert "duration_seconds" in [f for _, f, _ in problems]
 
 
 def test_scenario_refuses_too_many_faults():

@@ -37,7 +37,6 @@ load:
 """
 
 
-
 def build_app():  # type: ignore[no-untyped-def]
     """The app on a copy of the fixture course with a short ``peak`` scenario, and SQLite."""
     root = Path(tempfile.mkdtemp(prefix="designlab-openapi-"))

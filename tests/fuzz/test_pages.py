@@ -60,9 +60,7 @@ def extremes(path: str) -> list[Any]:
     if spec.kind in ("int", "float"):
         low, high = spec.minimum, spec.maximum
         found = [v for v in (low, high, 0, 1) if v is not None]
-        inside = [
-            v for v in found if (low is None or v >= low) and (high is None or v <= high)
-        ]
+        inside = [v for v in found if (low is None or v >= low) and (high is None or v <= high)]
         return [int(v) if spec.kind == "int" else float(v) for v in inside]
     return []
 

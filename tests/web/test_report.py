@@ -120,9 +120,7 @@ def test_an_upload_replaces_the_design_and_marks_run_steps_to_rerun(learner, mak
     (record,) = rows(make_settings(), DesignRecord)
     assert "partitions: 48" in record.yaml_text
     overview = soup(learner.get("/"))
-    assert words(overview.select_one("li[data-step='event-log'] .badge")) == (
-        "needs re-run"
-    )
+    assert words(overview.select_one("li[data-step='event-log'] .badge")) == ("needs re-run")
     step = soup(learner.get("/steps/event-log"))
     assert step.select_one("input[name='event_log.partitions']")["value"] == "48"
 

@@ -117,6 +117,5 @@ def test_a_baseline_must_be_an_earlier_step(course_dir):
     )
     found = errors_of(course_dir, unnamed)
     assert any(
-        f == "checks.0" and "reads baseline_cost without a baseline_step" in m
-        for _, f, m in found
+        f == "checks.0" and "reads baseline_cost without a baseline_step" in m for _, f, m in found
     ), found

@@ -388,8 +388,13 @@ def test_both_providers_down_together_stall_every_run() -> None:
     from tests.simulator.faults.builders import course_scenario, reference
 
     down = [
-        {"kind": "provider_outage", "at_seconds": 300, "duration_seconds": 20,
-         "provider": p, "hang_until_end": True}
+        {
+            "kind": "provider_outage",
+            "at_seconds": 300,
+            "duration_seconds": 20,
+            "provider": p,
+            "hang_until_end": True,
+        }
         for p in ("primary", "fallback")
     ]
     e = estimate(reference(), course_scenario("provider-outage", faults=down))
