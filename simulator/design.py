@@ -21,7 +21,7 @@ from simulator.groups import GroupName
 class _Section(BaseModel):
     """Base of every design section: unknown fields are errors; assignments are validated."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
 
 class OutcomeDelivery(StrEnum):

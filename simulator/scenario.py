@@ -27,7 +27,7 @@ MAX_DURATION_SECONDS = 7 * 24 * 3600
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class StepTime(_Part):

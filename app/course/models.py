@@ -15,7 +15,7 @@ DesignPath = str
 
 
 class _Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Choice(_Doc):
