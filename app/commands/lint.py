@@ -14,7 +14,6 @@ from app.course.content import lint_summary
 from app.course.loader import load_course
 from app.course.shared_words import SHARED_RUN_WORDS, shared_with_seeds
 from app.grading.grader import CourseNotGradable, load_material
-from app.grading.reading_time import course_time, stats_table
 from app.settings import get_settings
 
 
@@ -82,6 +81,9 @@ def lint(
 
 
 def _print_stats(root: Path, run_seconds: float | None) -> None:
+    # Here, not at the top: it loads Markdown, which every other command (grade) can do without.
+    from app.grading.reading_time import course_time, stats_table
+
     try:
         material = load_material(root)
     except CourseNotGradable as exc:

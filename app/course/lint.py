@@ -21,7 +21,6 @@ from app.course.content import LoadedCourse, LoadedStep, Problem, folder_slug, l
 from app.course.design_fields import DesignField, UnknownField, design_field, with_values
 from app.course.lint_checks import RULES as CHECK_RULES
 from app.course.lint_grading import RULES as GRADING_RULES
-from app.course.narrative import heading_anchors
 from simulator.design import Design
 
 if TYPE_CHECKING:
@@ -208,6 +207,10 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
 def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
     """Check ids are unique in a step, expressions and explanations parse, each concept names a
     heading of the step's narrative (a dead link is an error: learners follow it)."""
+    # Here, not at the top: Markdown is needed only when the rules run, which a command-line
+    # grade with the findings cached (app.course.lint_cache) never does.
+    from app.course.narrative import heading_anchors
+
     for step, model in _steps(course):
         anchors = set(heading_anchors(step.narrative))
         counts = Counter(c.id for c in model.checks)
