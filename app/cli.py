@@ -12,10 +12,11 @@ account commands, export, worker), never for grade, simulate or lint; the simula
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -120,3 +121,39 @@ main.command("grade")(grade_command)
 main.command("export")(export_command)
 main.command("simulate")(simulate_command)
 main.command("worker")(worker_command)
+
+EXIT_WITHOUT_TEARDOWN = frozenset({"grade", "lint", "simulate"})
+"""The commands whose process ends without the interpreter's teardown (:func:`run`): they open no
+database, server, pool or thread, and write their files inside ``with`` blocks."""
+
+
+def run() -> NoReturn:
+    """The ``designlab`` console script: :data:`main` with the process's ``sys.argv``.
+
+    After one of :data:`EXIT_WITHOUT_TEARDOWN`, the process flushes its standard streams and
+    ends with ``os._exit`` instead of returning to the interpreter, which would free every
+    module, model and array one by one and run a last garbage collection first (about 0.2 s of
+    a ``designlab grade`` of 2.5 s on one core; mypy ends its runs the same way, for the same
+    reason). Its exit code is the command's. A reader that closed the pipe before that flush
+    gives 141, as the commands do (128 + SIGPIPE). Every other command exits as usual.
+    """
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        if command not in EXIT_WITHOUT_TEARDOWN or not isinstance(code, int | None):
+            raise
+    else:  # typer's standalone mode always ends with SystemExit; kept for a future one
+        code = 0
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = 128 + signal.SIGPIPE
+    with contextlib.suppress(OSError):  # nowhere left to say anything
+        sys.stderr.flush()
+    os._exit(code or 0)
+
+
+if __name__ == "__main__":
+    run()
