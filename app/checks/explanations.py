@@ -15,7 +15,6 @@ import re
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from jinja2 import FunctionLoader, StrictUndefined, Template, TemplateSyntaxError, nodes
@@ -97,15 +96,6 @@ def _bytecode_cache() -> BytecodeCache | None:
         return _QuietBytecodeCache(pattern="designlab-explanation-%s.cache")
     except (OSError, RuntimeError):
         return None
-
-
-def cache_directory() -> Path | None:
-    """The private per-user directory of the compiled-template cache, for designlab's other
-    caches of a course's derived data (app.course.lint_cache); None when there is none."""
-    cache = _ENV.bytecode_cache
-    if isinstance(cache, FileSystemBytecodeCache):
-        return Path(cache.directory)
-    return None
 
 
 _ENV = _environment()

@@ -81,9 +81,6 @@ def grade_file(
         return Outcome(result, ExitCode.BAD_INPUT)
     material: CourseMaterial | None = None
     try:
-        # Every lint rule runs: the on-disk cache of their findings (app.course.lint_cache) is
-        # keyed by fewer files and libraries than the loader and the rules read, so it could
-        # return another course's verdict. It stays off until its key covers them.
         material = load_material(steps_dir)
         only = _chosen_steps(material, steps) if steps else None
         design = load_design(design_path)

@@ -207,8 +207,8 @@ def decisions_fit_design(course: LoadedCourse) -> Iterable[Problem]:
 def checks_well_formed(course: LoadedCourse) -> Iterable[Problem]:
     """Check ids are unique in a step, expressions and explanations parse, each concept names a
     heading of the step's narrative (a dead link is an error: learners follow it)."""
-    # Here, not at the top: Markdown is needed only when the rules run, which a command-line
-    # grade with the findings cached (app.course.lint_cache) never does.
+    # Here, not at the top: Markdown is needed only when the rules run, not to import the
+    # command line (``designlab --help``, ``schema``).
     from app.course.narrative import heading_anchors
 
     for step, model in _steps(course):
@@ -268,22 +268,11 @@ RULES: list[Rule] = [
 
 def run_rules(course: LoadedCourse, rules: Iterable[Rule] | None = None) -> list[Problem]:
     """Every problem the rules find. A rule that raises is reported as an error, not re-raised."""
-    return checked_rules(course, rules)[0]
-
-
-def checked_rules(
-    course: LoadedCourse, rules: Iterable[Rule] | None = None
-) -> tuple[list[Problem], bool]:
-    """(every problem the rules find, whether every rule ran to its end): :func:`run_rules`, and
-    whether its answer is a function of the course alone (False: a rule raised, and its error is
-    among the problems)."""
     found: list[Problem] = []
-    completed = True
     for rule in RULES if rules is None else rules:
         try:
             found.extend(rule(course))
         except Exception as exc:  # a broken rule must not take the course down
             message = f"lint rule {rule.__name__} failed: {type(exc).__name__}: {exc}"
             found.append(Problem("error", str(course.course_file), None, "", message))
-            completed = False
-    return found, completed
+    return found

@@ -24,7 +24,6 @@ from pydantic import BaseModel, ValidationError
 
 from app.course.content import LoadedCourse, LoadedStep, Problem
 from app.course.lint import run_rules
-from app.course.lint_cache import cached_rules
 from app.course.models import Course, Step
 from app.course.outline import StepOutline, read_outline
 from app.course.salvage import salvage, spelled_check_ids
@@ -182,11 +181,8 @@ def _listed_once(
     return list(first), problems
 
 
-def load_course(root: Path, *, lint_cache: bool = False) -> LoadedCourse:
+def load_course(root: Path) -> LoadedCourse:
     """Load the course folder ``root`` (steps/); never raises for bad content.
-
-    ``lint_cache``: read the lint rules' findings from the cache of an earlier run over the same
-    files and code, else store them there (app.course.lint_cache; for ``designlab grade``).
 
     Returns a LoadedCourse whose ``problems`` lists every error and warning, with file and line.
     ``course`` is None only when course.yaml itself cannot be loaded.
@@ -216,13 +212,12 @@ def load_course(root: Path, *, lint_cache: bool = False) -> LoadedCourse:
         course_lines,
         tuple(problems + scenario_problems + _unlisted_folders(root, course)),
     )
-    return _with_rules(loaded, lint_cache)
+    return _with_rules(loaded)
 
 
-def _with_rules(loaded: LoadedCourse, lint_cache: bool) -> LoadedCourse:
-    """Run the lint rules (``lint_cache``: or read their findings from the cache) and attach
-    each problem to its step."""
-    found = cached_rules(loaded) if lint_cache else run_rules(loaded)
+def _with_rules(loaded: LoadedCourse) -> LoadedCourse:
+    """Run the lint rules and attach each problem to its step."""
+    found = run_rules(loaded)
     steps = tuple(
         dataclasses.replace(s, problems=s.problems + tuple(p for p in found if p.step == s.folder))
         for s in loaded.steps

@@ -65,14 +65,13 @@ class CourseMaterial:
         return self.loaded.course
 
 
-def load_material(steps_dir: Path, *, lint_cache: bool = False) -> CourseMaterial:
-    """Load the course folder and its pricing catalog (``lint_cache``: app.course.loader's
-    load_course).
+def load_material(steps_dir: Path) -> CourseMaterial:
+    """Load the course folder and its pricing catalog.
 
     Raises CourseNotGradable when course.yaml or the catalog cannot be loaded; a broken step does
     not raise (its checks grade as ``error``).
     """
-    loaded = load_course(steps_dir, lint_cache=lint_cache)
+    loaded = load_course(steps_dir)
     if loaded.course is None:
         problems = [
             InputProblem(file=p.file, line=p.line, field=p.field, message=p.message)

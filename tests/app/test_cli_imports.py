@@ -133,8 +133,8 @@ def test_grade_simulate_and_lint_load_no_web_or_database_module(
 
 
 def test_the_command_line_loads_no_markdown_until_lint_rules_run(tmp_path: Path) -> None:
-    """Markdown (markdown-it, nh3) serves the lint rules and the web pages: a grade that reads
-    the rules' findings from its cache (app.course.lint_cache) does not import it."""
+    """Markdown (markdown-it, nh3) serves the lint rules and the web pages: importing the
+    command line (``--help``, ``schema``) does not load it."""
     _, modules = loaded_by(tmp_path, *COMMANDS["import"])
     assert [m for m in modules if m.split(".")[0] in ("markdown_it", "nh3")] == []
     assert "app.course.narrative" not in modules
